@@ -1,0 +1,31 @@
+#include "autotune/heuristics.h"
+
+namespace smla {
+namespace {
+
+int total_width(const smla_problem& problem) {
+  int width = 0;
+  for (int s = 0; s < problem.num_sources; ++s) width += problem.sources[s].width;
+  return width;
+}
+
+}  // namespace
+
+TileConfig default_tile_config(const smla_problem& problem) {
+  TileConfig config;
+  // NOTE: 8 consumer warps (64 dims each) keep two warps per scheduler; 16 heads fit in ~156
+  // registers and 32 in ~198, so either runs one CTA per SM, with a deep pipeline in the
+  // shared memory that leaves.
+  config.warps = 8;
+  config.min_blocks_per_sm = 1;
+  config.heads_per_cta = problem.num_heads <= 16 ? 16 : 32;
+  config.stages = config.heads_per_cta == 16 ? 6 : 4;
+  config.tile_entries = 32;
+  // Segments of ~128 entries for CSA-sized rows keep a 1-row call spread over ~10 CTAs; wider
+  // rows (HCA at long context) use ~8 segments so split partials stay a small share of the bytes.
+  const int tiles = (total_width(problem) + config.tile_entries - 1) / config.tile_entries;
+  config.segment_tiles = tiles <= 48 ? 4 : (tiles + 7) / 8;
+  return config;
+}
+
+}  // namespace smla

@@ -1,0 +1,150 @@
+#include "cache/sqlite_db.h"
+
+namespace smla {
+
+namespace {
+
+Status sqlite_error(sqlite3* db, int rc, const char* what) {
+  // The connection's message is more specific than the code's (it names the table or file).
+  const char* message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  return error(SMLA_ERR_CACHE, "sqlite: {} ({}) in: {}", message, rc, what);
+}
+
+}  // namespace
+
+SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept
+    : db_(other.db_), stmt_(other.stmt_), bind_rc_(other.bind_rc_) {
+  other.stmt_ = nullptr;
+}
+
+SqliteStatement& SqliteStatement::operator=(SqliteStatement&& other) noexcept {
+  if (this != &other) {
+    sqlite3_finalize(stmt_);
+    db_ = other.db_;
+    stmt_ = other.stmt_;
+    bind_rc_ = other.bind_rc_;
+    other.stmt_ = nullptr;
+  }
+  return *this;
+}
+
+SqliteStatement::~SqliteStatement() { sqlite3_finalize(stmt_); }
+
+SqliteStatement& SqliteStatement::bind(int index, int64_t value) {
+  int rc = sqlite3_bind_int64(stmt_, index, value);
+  if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  return *this;
+}
+
+SqliteStatement& SqliteStatement::bind(int index, double value) {
+  int rc = sqlite3_bind_double(stmt_, index, value);
+  if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  return *this;
+}
+
+SqliteStatement& SqliteStatement::bind(int index, const std::string& value) {
+  int rc = sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                               SQLITE_UTF8);
+  if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  return *this;
+}
+
+SqliteStatement& SqliteStatement::bind_blob(int index, const std::vector<uint8_t>& value) {
+  // A zero-length blob must still be a blob, not NULL: pass a non-null pointer.
+  static const uint8_t kEmpty = 0;
+  const void* data = value.empty() ? &kEmpty : value.data();
+  int rc = sqlite3_bind_blob64(stmt_, index, data, value.size(), SQLITE_TRANSIENT);
+  if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  return *this;
+}
+
+Status SqliteStatement::fail(int rc) const { return sqlite_error(db_, rc, sqlite3_sql(stmt_)); }
+
+Status SqliteStatement::step(bool* has_row) {
+  *has_row = false;
+  if (bind_rc_ != SQLITE_OK) return fail(bind_rc_);
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) {
+    *has_row = true;
+    return Status::ok();
+  }
+  if (rc == SQLITE_DONE) return Status::ok();
+  return fail(rc);
+}
+
+Status SqliteStatement::run() {
+  bool has_row = false;
+  do {
+    SMLA_TRY(step(&has_row));
+  } while (has_row);
+  return Status::ok();
+}
+
+int64_t SqliteStatement::column_int64(int index) const {
+  return sqlite3_column_int64(stmt_, index);
+}
+
+double SqliteStatement::column_double(int index) const {
+  return sqlite3_column_double(stmt_, index);
+}
+
+std::string SqliteStatement::column_text(int index) const {
+  const unsigned char* text = sqlite3_column_text(stmt_, index);
+  if (text == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, index));
+}
+
+std::vector<uint8_t> SqliteStatement::column_blob(int index) const {
+  const auto* data = static_cast<const uint8_t*>(sqlite3_column_blob(stmt_, index));
+  if (data == nullptr) return {};
+  return std::vector<uint8_t>(data, data + sqlite3_column_bytes(stmt_, index));
+}
+
+Status SqliteDb::open(const std::string& path, int flags, std::unique_ptr<SqliteDb>* db) {
+  sqlite3* handle = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    Status status = sqlite_error(handle, rc, "open");
+    sqlite3_close_v2(handle);
+    return status;
+  }
+  sqlite3_extended_result_codes(handle, 1);
+  db->reset(new SqliteDb(handle, path));
+  return Status::ok();
+}
+
+SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
+
+Status SqliteDb::exec(const std::string& sql) {
+  int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return sqlite_error(db_, rc, sql.c_str());
+  return Status::ok();
+}
+
+Status SqliteDb::prepare(const char* sql, SqliteStatement* statement) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return sqlite_error(db_, rc, sql);
+  *statement = SqliteStatement(db_, stmt);
+  return Status::ok();
+}
+
+Status SqliteDb::query_text(const char* sql, std::string* value) {
+  SqliteStatement statement;
+  SMLA_TRY(prepare(sql, &statement));
+  bool has_row = false;
+  SMLA_TRY(statement.step(&has_row));
+  *value = has_row ? statement.column_text(0) : std::string();
+  return Status::ok();
+}
+
+Status with_write_transaction(SqliteDb& db, const std::function<Status()>& body) {
+  SMLA_TRY(db.exec("BEGIN IMMEDIATE"));
+  Status status = body();
+  if (status) status = db.exec("COMMIT");
+  // A failed COMMIT can leave the transaction open (SQLITE_BUSY); ROLLBACK ends it either way.
+  if (!status) db.exec("ROLLBACK");
+  return status;
+}
+
+}  // namespace smla

@@ -1,0 +1,345 @@
+#include "cache/sqlite_store.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "cache/kernel_table.h"
+#include "cache/lease_table.h"
+#include "cache/schema.h"
+#include "cache/tuning_table.h"
+
+namespace smla {
+
+namespace {
+
+int64_t unix_now() { return static_cast<int64_t>(std::time(nullptr)); }
+
+// Recording a hit must not stall a lookup behind another process's write: it waits this long
+// for the write lock and otherwise gives up (the hit is bookkeeping, the cubin is already read).
+constexpr int kTouchBusyTimeoutMs = 10;
+// Giving up the file should not stall as long as the failure that caused it may have.
+constexpr int kDegradeBusyTimeoutMs = 1000;
+
+int64_t file_size_or_zero(const std::string& path) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  return ec ? 0 : static_cast<int64_t>(size);
+}
+
+// A CompileFn that hands over a cubin compiled already (to keep it in memory after a failure).
+CompileFn provide(std::vector<uint8_t> cubin, double compile_ms) {
+  return [cubin = std::move(cubin), compile_ms](std::vector<uint8_t>* out, double* ms) {
+    *out = cubin;
+    *ms = compile_ms;
+    return Status::ok();
+  };
+}
+
+}  // namespace
+
+Status SqliteCubinStore::open(const Options& options, const Logger& log,
+                              std::unique_ptr<CubinStore>* store) {
+  std::filesystem::path parent = std::filesystem::path(options.path).parent_path();
+  if (!parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) return error(SMLA_ERR_CACHE, "cannot create directory {}: {}", parent.string(),
+                         ec.message());
+  }
+  std::unique_ptr<SqliteDb> db;
+  SMLA_TRY(SqliteDb::open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db));
+  if (db->read_only()) return error(SMLA_ERR_CACHE, "the file is read-only");
+  db->set_busy_timeout(options.busy_timeout_ms);
+  // Check the version before anything writes: a newer file must stay exactly as it is.
+  int version = 0;
+  SMLA_TRY(read_schema_version(*db, &version));
+  if (version > kSchemaVersion) {
+    return error(SMLA_ERR_CACHE,
+                 "its schema version {} is newer than this build's {}; left untouched", version,
+                 kSchemaVersion);
+  }
+  SMLA_TRY(migrate_schema(*db));
+  std::string journal_mode;
+  SMLA_TRY(db->query_text("PRAGMA journal_mode = WAL", &journal_mode));
+  if (journal_mode != "wal") {
+    return error(SMLA_ERR_CACHE, "cannot switch to WAL journaling (journal_mode is {})",
+                 journal_mode);
+  }
+  // In WAL mode NORMAL cannot corrupt the file; a power cut may lose the last few kernels,
+  // which are recompiled.
+  SMLA_TRY(db->exec("PRAGMA synchronous = NORMAL"));
+  store->reset(new SqliteCubinStore(std::move(db), options, log));
+  return Status::ok();
+}
+
+bool SqliteCubinStore::persistent() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return db_ != nullptr;
+}
+
+std::string SqliteCubinStore::path() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return db_ != nullptr ? options_.path : std::string();
+}
+
+void SqliteCubinStore::degrade_locked(const Status& why) {
+  log_.warn("cache {}: {}; keeping kernels in memory only from now on", options_.path,
+            why.message());
+  // Leases this process holds would make other processes wait for a cubin that never comes.
+  db_->set_busy_timeout(std::min(options_.busy_timeout_ms, kDegradeBusyTimeoutMs));
+  with_write_transaction(*db_, [&]() -> Status {
+    SqliteStatement release_all;
+    SMLA_TRY(db_->prepare("DELETE FROM leases WHERE pid = ? AND host = ?", &release_all));
+    return release_all.bind(1, static_cast<int64_t>(getpid())).bind(2, lease_host_name()).run();
+  });
+  db_.reset();
+}
+
+void SqliteCubinStore::touch_locked(uint64_t id) {
+  db_->set_busy_timeout(kTouchBusyTimeoutMs);
+  Status status = with_write_transaction(*db_, [&] { return KernelTable(*db_).touch(id, unix_now()); });
+  db_->set_busy_timeout(options_.busy_timeout_ms);
+  if (!status) log_.debug("cache {}: hit not recorded: {}", options_.path, status.message());
+}
+
+std::optional<std::vector<uint8_t>> SqliteCubinStore::find_locked(uint64_t id) {
+  KernelTable kernels(*db_);
+  CubinRead read;
+  Status status = kernels.read(id, &read);
+  if (!status) {
+    degrade_locked(status);
+    return std::nullopt;
+  }
+  switch (read.result) {
+    case CubinRead::Result::kMissing:
+      return std::nullopt;
+    case CubinRead::Result::kCorrupt:
+      log_.warn("cache {}: the cubin of {} failed its xxh64 check; deleted, it will be rebuilt",
+                options_.path, read.key_text);
+      status = with_write_transaction(*db_, [&] { return kernels.delete_if_corrupt(id); });
+      if (!status) degrade_locked(status);
+      return std::nullopt;
+    case CubinRead::Result::kGood:
+      touch_locked(id);
+      return std::move(read.cubin);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<uint8_t>> SqliteCubinStore::find(uint64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Memory holds nothing until the file fails, so a failure inside find_locked is a miss.
+    if (db_ != nullptr) return find_locked(id);
+  }
+  return memory_.find(id);
+}
+
+SqliteCubinStore::LeaseStep SqliteCubinStore::take_lease(const KernelEntry& entry) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (db_ == nullptr) return LeaseStep::kFileFailed;
+  bool stored = false;
+  LeaseState state = LeaseState::kHeld;
+  LeaseHolder holder;
+  std::string stale_reason;
+  // The cubin is looked for again inside the transaction: its compiler may have stored it and
+  // dropped its lease since this process's lookup missed.
+  Status status = with_write_transaction(*db_, [&]() -> Status {
+    SMLA_TRY(KernelTable(*db_).contains(entry.id, &stored));
+    if (stored) return Status::ok();
+    return LeaseTable(*db_, options_.lease_timeout_s)
+        .acquire(entry.id, unix_now(), &state, &holder, &stale_reason);
+  });
+  if (!status) {
+    degrade_locked(status);
+    return LeaseStep::kFileFailed;
+  }
+  if (stored) return LeaseStep::kCubinStored;
+  if (state == LeaseState::kHeld) return LeaseStep::kWait;
+  if (state == LeaseState::kTakenOver) {
+    log_.warn("cache {}: took over the compile lease of {} from pid {} on {}: {}", options_.path,
+              entry.key_text, holder.pid, holder.host, stale_reason);
+  }
+  return LeaseStep::kMine;
+}
+
+Status SqliteCubinStore::get_or_compile(const KernelEntry& entry, const CompileFn& compile,
+                                        std::vector<uint8_t>* cubin, bool* compiled) {
+  if (compiled != nullptr) *compiled = false;
+  for (;;) {
+    if (std::optional<std::vector<uint8_t>> hit = find(entry.id)) {
+      *cubin = std::move(*hit);
+      return Status::ok();
+    }
+    switch (take_lease(entry)) {
+      case LeaseStep::kCubinStored:
+        continue;
+      case LeaseStep::kWait:
+        // The holder stores the cubin, fails (its lease goes and this process takes it), or
+        // dies or times out (its lease goes stale and this process takes it over).
+        std::this_thread::sleep_for(std::chrono::milliseconds(options_.lease_poll_ms));
+        continue;
+      case LeaseStep::kMine:
+        return compile_under_lease(entry, compile, cubin, compiled);
+      case LeaseStep::kFileFailed:
+        return memory_.get_or_compile(entry, compile, cubin, compiled);
+    }
+  }
+}
+
+Status SqliteCubinStore::compile_under_lease(const KernelEntry& entry, const CompileFn& compile,
+                                             std::vector<uint8_t>* cubin, bool* compiled) {
+  std::vector<uint8_t> built;
+  double compile_ms = 0;
+  Status compile_status = compile(&built, &compile_ms);
+
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (db_ != nullptr) {
+    Status status = with_write_transaction(*db_, [&]() -> Status {
+      if (compile_status) SMLA_TRY(KernelTable(*db_).store(entry, built, compile_ms, unix_now()));
+      return LeaseTable(*db_, options_.lease_timeout_s).release(entry.id);
+    });
+    if (status) {
+      if (!compile_status) return compile_status;
+      *cubin = std::move(built);
+      if (compiled != nullptr) *compiled = true;
+      return Status::ok();
+    }
+    degrade_locked(status);
+  }
+  lock.unlock();
+  if (!compile_status) return compile_status;
+  // The file failed while this process compiled: keep the cubin in memory instead.
+  SMLA_TRY(memory_.get_or_compile(entry, provide(std::move(built), compile_ms), cubin));
+  if (compiled != nullptr) *compiled = true;
+  return Status::ok();
+}
+
+std::vector<KernelEntry> SqliteCubinStore::list() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (db_ != nullptr) {
+      std::vector<KernelEntry> entries;
+      Status status = KernelTable(*db_).list("user", &entries);
+      if (status) return entries;
+      degrade_locked(status);
+    }
+  }
+  return memory_.list();
+}
+
+StoreStats SqliteCubinStore::stats() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (db_ != nullptr) {
+      StoreStats stats;
+      Status status = KernelTable(*db_).totals(&stats.kernels, &stats.cubin_bytes, &stats.hits);
+      if (status) status = TuningTable(*db_).count(&stats.tuning_rows);
+      if (status) {
+        // What the cache occupies on disk: the database and its write-ahead log.
+        stats.file_bytes = file_size_or_zero(options_.path) + file_size_or_zero(options_.path + "-wal");
+        stats.persistent = true;
+        stats.path = options_.path;
+        return stats;
+      }
+      degrade_locked(status);
+    }
+  }
+  return memory_.stats();
+}
+
+VerifyReport SqliteCubinStore::verify() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (db_ != nullptr) {
+      VerifyReport report;
+      Status status = KernelTable(*db_).verify("", &report);
+      // The blobs' checksums say nothing about the b-tree pages around them.
+      SqliteStatement quick_check;
+      if (status) status = db_->prepare("PRAGMA quick_check", &quick_check);
+      bool has_row = status.is_ok();
+      while (has_row) {
+        status = quick_check.step(&has_row);
+        if (has_row && quick_check.column_text(0) != "ok") {
+          report.bad.push_back("database: " + quick_check.column_text(0));
+        }
+      }
+      if (status) return report;
+      report.bad.push_back("database: " + status.message());
+      degrade_locked(status);
+      return report;
+    }
+  }
+  return memory_.verify();
+}
+
+GcReport SqliteCubinStore::gc(int64_t max_bytes, const std::string& current_fingerprint) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (db_ != nullptr) {
+      GcReport report;
+      KernelTable kernels(*db_);
+      Status status = with_write_transaction(*db_, [&]() -> Status {
+        int64_t count = 0;
+        int64_t hits = 0;
+        SMLA_TRY(kernels.totals(&count, &report.bytes_before, &hits));
+        if (!current_fingerprint.empty()) {
+          int64_t stale = 0;
+          SMLA_TRY(kernels.remove_other_fingerprints(current_fingerprint, &stale));
+          report.removed += stale;
+        }
+        if (max_bytes >= 0) {
+          int64_t evicted = 0;
+          SMLA_TRY(kernels.evict_least_recently_used(max_bytes, &evicted));
+          report.removed += evicted;
+        }
+        return kernels.totals(&count, &report.bytes_after, &hits);
+      });
+      // Give the freed pages back to the file system (they reach the file at the checkpoint).
+      if (status && report.removed > 0) {
+        status = with_write_transaction(*db_, [&] { return db_->exec("PRAGMA incremental_vacuum"); });
+        if (status) status = db_->exec("PRAGMA wal_checkpoint(PASSIVE)");
+      }
+      if (status) return report;
+      degrade_locked(status);
+    }
+  }
+  return memory_.gc(max_bytes, current_fingerprint);
+}
+
+Status SqliteCubinStore::put_tuning(const TuningRow& row) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (db_ != nullptr) {
+      Status status = with_write_transaction(*db_, [&] { return TuningTable(*db_).put(row); });
+      if (status) return status;
+      degrade_locked(status);
+    }
+  }
+  return memory_.put_tuning(row);
+}
+
+std::optional<TuningRow> SqliteCubinStore::find_tuning(uint64_t problem_id, int batch_bucket,
+                                                       const std::string& device_name,
+                                                       int sm_count, int driver_version) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (db_ != nullptr) {
+      std::optional<TuningRow> row;
+      Status status = TuningTable(*db_).find(problem_id, batch_bucket, device_name, sm_count,
+                                             driver_version, &row);
+      if (status) return row;
+      degrade_locked(status);
+    }
+  }
+  return memory_.find_tuning(problem_id, batch_bucket, device_name, sm_count, driver_version);
+}
+
+}  // namespace smla

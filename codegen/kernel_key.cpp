@@ -1,0 +1,97 @@
+#include "codegen/kernel_key.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <fmt/format.h>
+
+namespace smla {
+
+const char* layout_name(smla_kv_layout layout) {
+  switch (layout) {
+    case SMLA_KV_FP8_UNIFORM: return "fp8_uniform";
+    case SMLA_KV_FP8_PACKED: return "fp8_packed";
+    case SMLA_KV_BF16: return "bf16";
+  }
+  return "?";
+}
+
+const char* dtype_name(smla_dtype dtype) {
+  return dtype == SMLA_FP8_E4M3 ? "fp8_e4m3" : "bf16";
+}
+
+bool is_supported_arch(const std::string& arch) {
+  return arch == "sm_90a" || arch == "sm_100a" || arch == "sm_103a";
+}
+
+std::string arch_for_compute_capability(int major, int minor) {
+  if (major == 9 && minor == 0) return "sm_90a";
+  if (major == 10 && minor == 0) return "sm_100a";
+  if (major == 10 && minor == 3) return "sm_103a";
+  return "";
+}
+
+KernelKey KernelKey::decode(const std::string& arch, const smla_problem& problem,
+                            const TileConfig& tile) {
+  KernelKey key;
+  key.family = KernelFamily::kDecode;
+  key.arch = arch;
+  key.heads = problem.num_heads;
+  key.q_dtype = problem.q_dtype;
+  key.layout = problem.kv_layout;
+  key.num_sources = problem.num_sources;
+  for (int s = 0; s < problem.num_sources; ++s) {
+    key.page_size[s] = problem.sources[s].page_size;
+    key.width[s] = problem.sources[s].width;
+  }
+  key.q_len = problem.q_len;
+  key.sink = problem.has_sink != 0;
+  key.lse = problem.want_lse != 0;
+  key.tile = tile;
+  return key;
+}
+
+KernelKey KernelKey::combine_for(const KernelKey& decode_key) {
+  // The combine kernel depends on the heads, the segment count and the flags only; the other
+  // fields stay at their defaults so that problems sharing those share one combine kernel.
+  KernelKey key;
+  key.family = KernelFamily::kCombine;
+  key.arch = decode_key.arch;
+  key.heads = decode_key.heads;
+  key.sink = decode_key.sink;
+  key.lse = decode_key.lse;
+  key.tile.heads_per_cta = decode_key.tile.heads_per_cta;
+  key.tile.segment_tiles = decode_key.geometry().segments;  // carried as the segment count
+  return key;
+}
+
+DecodeShape KernelKey::shape() const {
+  return DecodeShape{tile.heads_per_cta, tile.warps,  tile.tile_entries,
+                     tile.stages,        tile.segment_tiles, static_cast<int>(layout),
+                     num_sources,        width[0],    width[1]};
+}
+
+const char* KernelKey::entry_point() const {
+  return family == KernelFamily::kDecode ? "smla_decode" : "smla_combine";
+}
+
+std::string KernelKey::text() const {
+  if (family == KernelFamily::kCombine) {
+    return fmt::format("family=combine;arch={};heads={};hg={};segments={};sink={};lse={}", arch,
+                       heads, tile.heads_per_cta, tile.segment_tiles, sink ? 1 : 0, lse ? 1 : 0);
+  }
+  std::string sources;
+  for (int s = 0; s < num_sources; ++s) {
+    sources += fmt::format("src{}=p{}w{};", s, page_size[s], width[s]);
+  }
+  return fmt::format("family=decode;arch={};heads={};layout={};q={};{}qlen={};sink={};lse={};tile={}",
+                     arch, heads, layout_name(layout), dtype_name(q_dtype), sources, q_len,
+                     sink ? 1 : 0, lse ? 1 : 0, tile.text());
+}
+
+uint64_t KernelKey::id(const std::string& fingerprint) const {
+  const std::string material = text() + "|" + fingerprint;
+  return XXH3_64bits(material.data(), material.size());
+}
+
+}  // namespace smla

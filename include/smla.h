@@ -1,0 +1,194 @@
+/*
+ * smla: a JIT-compiling attention runtime for DeepSeek-V4-style sparse attention.
+ *
+ * The only header a host includes. C99-clean: no CUDA headers are needed; a CUDA stream is passed
+ * as `struct CUstream_st*`, which is what both CUstream (driver API) and cudaStream_t (runtime
+ * API) are.
+ *
+ * Every function returns smla_status. Nothing aborts on bad input; smla_last_error() returns a
+ * thread-local message naming the offending field and value. See docs in README.md and the exact
+ * math in SEMANTICS.md.
+ */
+#ifndef SMLA_H
+#define SMLA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define SMLA_API
+#else
+#define SMLA_API __attribute__((visibility("default")))
+#endif
+
+#define SMLA_VERSION_MAJOR 0
+#define SMLA_VERSION_MINOR 3
+#define SMLA_VERSION_PATCH 0
+
+/* Head dimension of every query and KV vector: [nope 0..447 | rope 448..511]. */
+#define SMLA_HEAD_DIM 512
+#define SMLA_MAX_HEADS 128
+#define SMLA_MAX_SOURCES 2
+#define SMLA_MAX_WIDTH 65536
+#define SMLA_MAX_Q_LEN 8
+
+typedef enum smla_status {
+  SMLA_OK = 0,
+  SMLA_ERR_INVALID_ARGUMENT = 1,
+  SMLA_ERR_UNSUPPORTED = 2,
+  SMLA_ERR_NO_DEVICE = 3,
+  SMLA_ERR_CUDA = 4,
+  SMLA_ERR_COMPILE = 5,
+  SMLA_ERR_CACHE = 6,
+  SMLA_ERR_WORKSPACE = 7,
+  /* A kernel is missing and compiling now is forbidden (JIT off, or the stream is capturing). */
+  SMLA_ERR_NOT_READY = 8,
+  /* Host out of memory or an unexpected internal failure; the message says which. */
+  SMLA_ERR_INTERNAL = 9
+} smla_status;
+
+typedef enum smla_dtype { SMLA_BF16 = 0, SMLA_FP8_E4M3 = 1 } smla_dtype;
+
+typedef enum smla_kv_layout {
+  SMLA_KV_FP8_UNIFORM = 0, /* 512 B/token: 512 e4m3, one per-tensor kv_scale */
+  SMLA_KV_FP8_PACKED = 1,  /* 584 B/token: FlashMLA "MODEL1" (e4m3 nope + bf16 rope + ue8m0) */
+  SMLA_KV_BF16 = 2         /* 1024 B/token: 512 bf16 */
+} smla_kv_layout;
+
+typedef enum smla_source_kind {
+  SMLA_SOURCE_LIST = 0,   /* a per-row index table (the only kind implemented) */
+  SMLA_SOURCE_WINDOW = 1, /* reserved: last `width` tokens through a block table */
+  SMLA_SOURCE_PREFIX = 2  /* reserved: first floor((pos+1)/ratio) entries */
+} smla_source_kind;
+
+typedef enum smla_jit_policy {
+  SMLA_JIT_ALLOW = 0, /* compile missing kernels when asked (never while a stream captures) */
+  SMLA_JIT_FORBID = 1 /* never compile: a kernel not in memory or cache is SMLA_ERR_NOT_READY */
+} smla_jit_policy;
+
+typedef enum smla_log_level {
+  SMLA_LOG_ERROR = 0,
+  SMLA_LOG_WARN = 1,
+  SMLA_LOG_INFO = 2,
+  SMLA_LOG_DEBUG = 3
+} smla_log_level;
+
+/* Context options. Fill with smla_options_init() and change what you need.
+ * Environment variables override: SMLA_CACHE, SMLA_SYSTEM_CACHE, SMLA_JIT=0, SMLA_LOG. */
+typedef struct smla_options {
+  int device;                    /* CUDA device ordinal (default 0) */
+  const char* cache_path;        /* NULL: default path; "": memory only */
+  const char* system_cache_path; /* optional read-only cache consulted first; NULL: none */
+  smla_jit_policy jit;           /* default SMLA_JIT_ALLOW */
+  smla_log_level log_level;      /* default SMLA_LOG_WARN; messages go to stderr */
+  /* Target architecture ("sm_90a", "sm_100a", "sm_103a") for a context without a device, so
+   * that smla_prepare compiles and caches kernels for it. NULL: the device's architecture. */
+  const char* arch;
+} smla_options;
+
+typedef struct smla_source_desc {
+  smla_source_kind kind;
+  int page_size; /* tokens (entries) per page, >= 1 */
+  int width;     /* index-table columns, 1..65536 */
+} smla_source_desc;
+
+/* The static description of one layer type in one deployment. */
+typedef struct smla_problem {
+  int num_heads;           /* heads on this rank, 1..128 */
+  smla_dtype q_dtype;      /* SMLA_BF16 or SMLA_FP8_E4M3 (per-tensor q_scale) */
+  smla_kv_layout kv_layout;
+  int q_len;               /* query rows per request: 1, or 2..8 for MTP verify */
+  int num_sources;         /* 1 or 2 */
+  smla_source_desc sources[SMLA_MAX_SOURCES];
+  int has_sink;            /* 0 or 1 */
+  int want_lse;            /* 0 or 1 */
+} smla_problem;
+
+/* Per-call description of one source. Physical index of a token = page * page_size + offset;
+ * page p starts at cache + p * page_stride_bytes. */
+typedef struct smla_source_args {
+  const void* cache;          /* device pointer, 16-byte aligned */
+  int64_t page_stride_bytes;  /* multiple of 16, at least the layout's page bytes */
+  int64_t num_pages;          /* >= 0; indices >= num_pages * page_size are skipped */
+  const int32_t* indices;     /* [num_rows][index_row_stride], device pointer */
+  int64_t index_row_stride;   /* elements, >= width */
+  const int32_t* lengths;     /* [num_rows] valid columns per row, or NULL (= width) */
+} smla_source_args;
+
+typedef struct smla_args {
+  int num_rows; /* >= 0; 0 is a no-op */
+  const void* q;          /* [num_rows][num_heads][512] of q_dtype, 16-byte aligned */
+  int64_t q_row_stride;   /* elements */
+  int64_t q_head_stride;  /* elements */
+  float q_scale;          /* fp8 q only: dequantized q = e4m3 * q_scale */
+  smla_source_args sources[SMLA_MAX_SOURCES];
+  float kv_scale;         /* SMLA_KV_FP8_UNIFORM only */
+  const float* sink;      /* [num_heads] fp32, device pointer; required iff has_sink */
+  float softmax_scale;
+  void* out;              /* [num_rows][num_heads][512] bf16, 16-byte aligned */
+  int64_t out_row_stride; /* elements */
+  int64_t out_head_stride;
+  float* lse;             /* [num_rows][num_heads] fp32 (natural log, no sink); iff want_lse */
+} smla_args;
+
+/* Varlen description for prefill: requests are consecutive runs of rows. */
+typedef struct smla_varlen {
+  int num_requests;
+  const int32_t* cu_seqlens_q; /* [num_requests + 1] host pointer: row offsets, 0 .. num_rows */
+  const int32_t* kv_lens;      /* [num_requests] host pointer: KV length of each request */
+} smla_varlen;
+
+/* Bytes of one token in each layout, and the smallest page stride a page of page_size tokens
+ * needs (packed pages are padded to a multiple of 576 bytes). */
+#define SMLA_UNIFORM_TOKEN_BYTES 512
+#define SMLA_PACKED_TOKEN_BYTES 584
+#define SMLA_PACKED_DATA_BYTES 576 /* per token: 448 e4m3 nope + 64 bf16 rope */
+#define SMLA_BF16_TOKEN_BYTES 1024
+
+static inline int64_t smla_min_page_stride(smla_kv_layout layout, int64_t page_size) {
+  switch (layout) {
+    case SMLA_KV_FP8_UNIFORM: return page_size * SMLA_UNIFORM_TOKEN_BYTES;
+    case SMLA_KV_FP8_PACKED:
+      return (page_size * SMLA_PACKED_TOKEN_BYTES + SMLA_PACKED_DATA_BYTES - 1) /
+             SMLA_PACKED_DATA_BYTES * SMLA_PACKED_DATA_BYTES;
+    case SMLA_KV_BF16: return page_size * SMLA_BF16_TOKEN_BYTES;
+  }
+  return -1;
+}
+
+typedef struct smla_context smla_context;
+struct CUstream_st;
+
+SMLA_API void smla_options_init(smla_options* options);
+SMLA_API smla_status smla_context_create(const smla_options* options, smla_context** ctx);
+SMLA_API smla_status smla_context_destroy(smla_context* ctx);
+
+/* Makes every kernel this problem can dispatch to for up to max_rows rows ready and returns the
+ * workspace (device bytes) the caller must pass to decode/prefill. After it returns SMLA_OK,
+ * decode/prefill with num_rows <= max_rows never compile, allocate or synchronize. */
+SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max_rows,
+                                  size_t* workspace_bytes);
+
+SMLA_API smla_status smla_decode(smla_context* ctx, const smla_problem* problem,
+                                 const smla_args* args, void* workspace, size_t workspace_bytes,
+                                 struct CUstream_st* stream);
+
+SMLA_API smla_status smla_prefill(smla_context* ctx, const smla_problem* problem,
+                                  const smla_args* args, const smla_varlen* varlen,
+                                  void* workspace, size_t workspace_bytes,
+                                  struct CUstream_st* stream);
+
+SMLA_API const char* smla_version(void);
+SMLA_API const char* smla_status_string(smla_status status);
+/* Thread-local message of the last failing call on this thread ("" if none). */
+SMLA_API const char* smla_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMLA_H */

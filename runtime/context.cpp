@@ -1,0 +1,294 @@
+#include "runtime/context.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "autotune/heuristics.h"
+#include "templates/decode_params.cuh"
+
+namespace smla {
+namespace {
+
+const char* env(const char* name) { return std::getenv(name); }
+
+// Makes `context` current for the scope unless it already is (the common case: the host's
+// runtime API uses the same primary context), so decode calls do not pay for push/pop.
+class ScopedCurrentContext {
+ public:
+  ScopedCurrentContext(const CudaDriver& driver, CUcontext context) : driver_(driver) {
+    CUcontext current = nullptr;
+    if (driver_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == context) return;
+    pushed_ = driver_.cuCtxPushCurrent(context) == CUDA_SUCCESS;
+  }
+  ~ScopedCurrentContext() {
+    CUcontext popped = nullptr;
+    if (pushed_) driver_.cuCtxPopCurrent(&popped);
+  }
+  ScopedCurrentContext(const ScopedCurrentContext&) = delete;
+  ScopedCurrentContext& operator=(const ScopedCurrentContext&) = delete;
+
+ private:
+  const CudaDriver& driver_;
+  bool pushed_ = false;
+};
+
+}  // namespace
+
+ProblemKey problem_key(const smla_problem& problem) {
+  ProblemKey key{};
+  key.fields[0] = problem.num_heads;
+  key.fields[1] = problem.q_dtype;
+  key.fields[2] = problem.kv_layout;
+  key.fields[3] = problem.q_len;
+  key.fields[4] = problem.num_sources;
+  for (int s = 0; s < problem.num_sources; ++s) {
+    key.fields[5 + 3 * s] = problem.sources[s].kind;
+    key.fields[6 + 3 * s] = problem.sources[s].page_size;
+    key.fields[7 + 3 * s] = problem.sources[s].width;
+  }
+  key.fields[11] = (problem.has_sink ? 1 : 0) | (problem.want_lse ? 2 : 0);
+  return key;
+}
+
+bool ProblemKey::operator==(const ProblemKey& other) const {
+  return std::memcmp(fields, other.fields, sizeof(fields)) == 0;
+}
+
+size_t ProblemKeyHash::operator()(const ProblemKey& key) const {
+  size_t hash = 1469598103934665603ull;
+  for (int field : key.fields) hash = (hash ^ static_cast<size_t>(field)) * 1099511628211ull;
+  return hash;
+}
+
+Status Context::create(const smla_options* options, std::unique_ptr<Context>* result) {
+  smla_options defaults;
+  smla_options_init(&defaults);
+  const smla_options& o = options ? *options : defaults;
+  std::unique_ptr<Context> context(new Context());
+
+  context->log_.set_level(o.log_level);
+  if (const char* level = env("SMLA_LOG")) {
+    smla_log_level parsed;
+    if (parse_log_level(level, &parsed)) {
+      context->log_.set_level(parsed);
+    } else {
+      context->log_.warn("ignoring SMLA_LOG={}: expected error, warn, info or debug", level);
+    }
+  }
+  context->jit_allowed_ = o.jit == SMLA_JIT_ALLOW;
+  if (const char* jit = env("SMLA_JIT")) context->jit_allowed_ = std::strcmp(jit, "0") != 0;
+
+  CubinStore::Options store_options;
+  if (const char* path = env("SMLA_CACHE")) {
+    store_options.path = path;
+  } else {
+    store_options.path = o.cache_path ? o.cache_path : default_cache_path();
+  }
+  if (const char* path = env("SMLA_SYSTEM_CACHE")) {
+    store_options.system_path = path;
+  } else if (o.system_cache_path) {
+    store_options.system_path = o.system_cache_path;
+  }
+  context->store_ = CubinStore::open(store_options, context->log_);
+  context->builder_ = std::make_unique<KernelBuilder>(*context->store_, context->log_);
+
+  Status driver_status;
+  context->driver_ = CudaDriver::get(&driver_status);
+  int devices = 0;
+  if (context->driver_ != nullptr &&
+      context->driver_->cuDeviceGetCount(&devices) == CUDA_SUCCESS && devices > 0) {
+    if (o.device >= devices) {
+      return error(SMLA_ERR_INVALID_ARGUMENT, "options.device = {}: this machine has {} device(s)",
+                   o.device, devices);
+    }
+    SMLA_TRY(context->open_device(o.device));
+    if (o.arch && context->arch_ != o.arch) {
+      context->log_.warn("options.arch = {} ignored: device {} is {}", o.arch, o.device,
+                         context->arch_);
+    }
+  } else {
+    context->driver_ = nullptr;
+    context->log_.info("no GPU ({}): compiling for {} only", driver_status.is_ok() ? "no device" : driver_status.message(),
+                       o.arch ? o.arch : "no architecture");
+    if (o.arch) context->arch_ = o.arch;
+  }
+  *result = std::move(context);
+  return Status::ok();
+}
+
+Status Context::open_device(int ordinal) {
+  const CudaDriver& d = *driver_;
+  SMLA_TRY(d.check(d.cuDeviceGet(&cu_device_, ordinal), "cuDeviceGet"));
+  char name[256] = {0};
+  SMLA_TRY(d.check(d.cuDeviceGetName(name, sizeof(name) - 1, cu_device_), "cuDeviceGetName"));
+  int major = 0, minor = 0;
+  SMLA_TRY(d.check(d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device_),
+                   "cuDeviceGetAttribute"));
+  SMLA_TRY(d.check(d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device_),
+                   "cuDeviceGetAttribute"));
+  device_.ordinal = ordinal;
+  device_.name = name;
+  device_.arch = arch_for_compute_capability(major, minor);
+  if (device_.arch.empty()) {
+    return error(SMLA_ERR_UNSUPPORTED, "device {} ({}) has compute capability {}.{}; smla runs on sm_90, sm_100 and sm_103",
+                 ordinal, name, major, minor);
+  }
+  SMLA_TRY(d.check(d.cuDeviceGetAttribute(&device_.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu_device_),
+                   "cuDeviceGetAttribute"));
+  SMLA_TRY(d.check(d.cuDriverGetVersion(&device_.driver_version), "cuDriverGetVersion"));
+  SMLA_TRY(d.check(d.cuDevicePrimaryCtxRetain(&cu_context_, cu_device_), "cuDevicePrimaryCtxRetain"));
+  arch_ = device_.arch;
+  log_.info("device {}: {} ({}, {} SMs)", ordinal, device_.name, device_.arch, device_.sm_count);
+  return Status::ok();
+}
+
+Context::~Context() {
+  if (driver_ == nullptr) return;
+  {
+    ScopedCurrentContext current(*driver_, cu_context_);
+    for (auto& entry : prepared_) {
+      if (entry.second->decode.module) driver_->cuModuleUnload(entry.second->decode.module);
+      if (entry.second->combine.module) driver_->cuModuleUnload(entry.second->combine.module);
+    }
+  }
+  if (cu_context_) driver_->cuDevicePrimaryCtxRelease(cu_device_);
+}
+
+Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel) {
+  BuildResult built;
+  SMLA_TRY(builder_->build(key, allow_compile, &built));
+  if (driver_ == nullptr) return Status::ok();
+  const bool decode = key.family == KernelFamily::kDecode;
+  kernel->threads = decode ? key.geometry().threads : 128;
+  kernel->smem_bytes = decode ? key.geometry().smem_bytes : 0;
+  ScopedCurrentContext current(*driver_, cu_context_);
+  SMLA_TRY(driver_->check(driver_->cuModuleLoadData(&kernel->module, built.cubin.data()), "cuModuleLoadData"));
+  Status status = driver_->check(driver_->cuModuleGetFunction(&kernel->function, kernel->module, key.entry_point()),
+                                 "cuModuleGetFunction");
+  if (status && kernel->smem_bytes > 48 * 1024) {
+    status = driver_->check(driver_->cuFuncSetAttribute(kernel->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                        kernel->smem_bytes),
+                            "cuFuncSetAttribute(max dynamic shared memory)");
+  }
+  if (!status) {
+    driver_->cuModuleUnload(kernel->module);
+    *kernel = LoadedKernel{};
+  }
+  return status;
+}
+
+Status Context::prepare_locked(const smla_problem& problem, bool allow_compile, const Prepared** result) {
+  if (const Prepared* found = find_prepared(problem)) {
+    *result = found;
+    return Status::ok();
+  }
+  if (arch_.empty()) {
+    return error(SMLA_ERR_NO_DEVICE, "no GPU, and no options.arch to compile kernels for");
+  }
+  const KernelKey key = KernelKey::decode(arch_, problem, default_tile_config(problem));
+  auto prepared = std::unique_ptr<Prepared>(new Prepared{key, DecodeScheduler(key), {}, {}});
+  SMLA_TRY(load_kernel(key, allow_compile, &prepared->decode));
+  if (prepared->scheduler.geometry().segments > 1) {
+    const Status status = load_kernel(KernelKey::combine_for(key), allow_compile, &prepared->combine);
+    if (!status) {
+      if (prepared->decode.module) driver_->cuModuleUnload(prepared->decode.module);
+      return status;
+    }
+  }
+  std::unique_lock<std::shared_mutex> lock(prepared_mutex_);
+  auto inserted = prepared_.emplace(problem_key(problem), std::move(prepared));
+  *result = inserted.first->second.get();
+  return Status::ok();
+}
+
+const Context::Prepared* Context::find_prepared(const smla_problem& problem) const {
+  std::shared_lock<std::shared_mutex> lock(prepared_mutex_);
+  const auto found = prepared_.find(problem_key(problem));
+  return found == prepared_.end() ? nullptr : found->second.get();
+}
+
+Status Context::prepare(const smla_problem& problem, int max_rows, size_t* workspace_bytes) {
+  std::lock_guard<std::mutex> lock(prepare_mutex_);
+  const Prepared* prepared = nullptr;
+  SMLA_TRY(prepare_locked(problem, jit_allowed_, &prepared));
+  *workspace_bytes = prepared->scheduler.workspace_bytes(max_rows);
+  return Status::ok();
+}
+
+Status Context::decode(const smla_problem& problem, const smla_args& args, void* workspace,
+                       size_t workspace_bytes, CUstream stream) {
+  if (args.num_rows == 0) return Status::ok();
+  if (driver_ == nullptr) return error(SMLA_ERR_NO_DEVICE, "no GPU: smla_decode needs a device");
+  const Prepared* prepared = find_prepared(problem);
+  if (prepared == nullptr) {
+    CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    SMLA_TRY(driver_->check(driver_->cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing"));
+    if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+      return error(SMLA_ERR_NOT_READY,
+                   "the stream is capturing and this problem was not prepared: call smla_prepare first");
+    }
+    std::lock_guard<std::mutex> lock(prepare_mutex_);
+    SMLA_TRY(prepare_locked(problem, jit_allowed_, &prepared));
+  }
+  return launch(*prepared, problem, args, workspace, workspace_bytes, stream);
+}
+
+Status Context::launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
+                       void* workspace, size_t workspace_bytes, CUstream stream) {
+  const DecodeLaunch plan = prepared.scheduler.plan(args.num_rows);
+  if (plan.workspace_bytes > workspace_bytes) {
+    return error(SMLA_ERR_WORKSPACE, "workspace_bytes = {}: this call needs {} (smla_prepare returns the size)",
+                 workspace_bytes, plan.workspace_bytes);
+  }
+  DecodeParams params{};
+  params.num_rows = args.num_rows;
+  params.split = plan.split ? 1 : 0;
+  params.q = args.q;
+  params.q_row_stride = args.q_row_stride;
+  params.q_head_stride = args.q_head_stride;
+  const bool uniform = problem.kv_layout == SMLA_KV_FP8_UNIFORM;
+  const double q_scale = problem.q_dtype == SMLA_FP8_E4M3 ? args.q_scale : 1.0;
+  const double kv_scale = uniform ? args.kv_scale : 1.0;
+  params.score_scale_log2 = static_cast<float>(args.softmax_scale * q_scale * kv_scale * M_LOG2E);
+  params.out_scale = static_cast<float>(kv_scale);
+  for (int s = 0; s < problem.num_sources; ++s) {
+    const smla_source_args& src = args.sources[s];
+    SourceParams& dst = params.sources[s];
+    dst.cache = static_cast<const unsigned char*>(src.cache);
+    dst.page_stride_bytes = src.page_stride_bytes;
+    dst.index_limit = src.num_pages * problem.sources[s].page_size;
+    dst.indices = src.indices;
+    dst.index_row_stride = src.index_row_stride;
+    dst.lengths = src.lengths;
+  }
+  params.sink = problem.has_sink ? args.sink : nullptr;
+  params.out = args.out;
+  params.out_row_stride = args.out_row_stride;
+  params.out_head_stride = args.out_head_stride;
+  params.lse = problem.want_lse ? args.lse : nullptr;
+  if (plan.split) {
+    params.partial_out = static_cast<float*>(workspace);
+    params.partial_ml = reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
+  }
+
+  ScopedCurrentContext current(*driver_, cu_context_);
+  void* kernel_args[] = {&params};
+  CUlaunchConfig config{};
+  config.gridDimX = static_cast<unsigned>(plan.decode_blocks);
+  config.gridDimY = config.gridDimZ = 1;
+  config.blockDimX = static_cast<unsigned>(prepared.decode.threads);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(prepared.decode.smem_bytes);
+  config.hStream = stream;
+  SMLA_TRY(driver_->check(driver_->cuLaunchKernelEx(&config, prepared.decode.function, kernel_args, nullptr),
+                          "cuLaunchKernelEx(decode)"));
+  if (!plan.split) return Status::ok();
+  config.gridDimX = static_cast<unsigned>(plan.combine_blocks);
+  config.blockDimX = static_cast<unsigned>(prepared.combine.threads);
+  config.sharedMemBytes = 0;
+  return driver_->check(driver_->cuLaunchKernelEx(&config, prepared.combine.function, kernel_args, nullptr),
+                        "cuLaunchKernelEx(combine)");
+}
+
+}  // namespace smla

@@ -1,0 +1,96 @@
+// A context: one device (or none), one kernel cache, the kernels loaded for the problems it
+// has prepared, and the policy (JIT, logging) of the host that created it.
+#pragma once
+
+#include <smla.h>
+
+#include <cuda.h>
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+#include "cache/cubin_store.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/decode_scheduler.h"
+#include "runtime/kernel_builder.h"
+#include "support/log.h"
+#include "support/status.h"
+
+namespace smla {
+
+// The device a context runs on.
+struct DeviceInfo {
+  int ordinal = 0;
+  std::string name;
+  std::string arch;  // "sm_90a", ...
+  int sm_count = 0;
+  int driver_version = 0;
+};
+
+// A problem with its fields normalized (unused sources cleared), usable as a map key.
+struct ProblemKey {
+  int fields[12];
+  bool operator==(const ProblemKey& other) const;
+};
+struct ProblemKeyHash {
+  size_t operator()(const ProblemKey& key) const;
+};
+ProblemKey problem_key(const smla_problem& problem);
+
+class Context {
+ public:
+  static Status create(const smla_options* options, std::unique_ptr<Context>* context);
+  ~Context();
+
+  Status prepare(const smla_problem& problem, int max_rows, size_t* workspace_bytes);
+  Status decode(const smla_problem& problem, const smla_args& args, void* workspace,
+                size_t workspace_bytes, CUstream stream);
+
+  bool has_device() const { return driver_ != nullptr; }
+  const DeviceInfo& device() const { return device_; }
+  const std::string& arch() const { return arch_; }  // the arch kernels are built for
+  const Logger& log() const { return log_; }
+  CubinStore& store() { return *store_; }
+  bool jit_allowed() const { return jit_allowed_; }
+
+ private:
+  struct LoadedKernel {
+    CUmodule module = nullptr;
+    CUfunction function = nullptr;
+    int threads = 0;
+    int smem_bytes = 0;
+  };
+  struct Prepared {
+    KernelKey decode_key;
+    DecodeScheduler scheduler;
+    LoadedKernel decode;
+    LoadedKernel combine;  // loaded when the problem can split
+  };
+
+  Context() = default;
+  Status open_device(int ordinal);
+  Status prepare_locked(const smla_problem& problem, bool allow_compile, const Prepared** result);
+  Status load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel);
+  Status launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
+                void* workspace, size_t workspace_bytes, CUstream stream);
+  const Prepared* find_prepared(const smla_problem& problem) const;
+
+  Logger log_;
+  std::unique_ptr<CubinStore> store_;
+  std::unique_ptr<KernelBuilder> builder_;
+  bool jit_allowed_ = true;
+  const CudaDriver* driver_ = nullptr;
+  CUdevice cu_device_ = 0;
+  CUcontext cu_context_ = nullptr;
+  DeviceInfo device_;
+  std::string arch_;
+
+  mutable std::shared_mutex prepared_mutex_;  // readers: every decode call; writers: prepare
+  std::mutex prepare_mutex_;                  // one preparation at a time
+  std::unordered_map<ProblemKey, std::unique_ptr<Prepared>, ProblemKeyHash> prepared_;
+};
+
+}  // namespace smla

@@ -1,0 +1,306 @@
+#include "runtime/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace smla {
+namespace {
+
+constexpr int64_t kHeadDim = SMLA_HEAD_DIM;
+constexpr const char* kArchs[] = {"sm_90a", "sm_100a", "sm_103a"};
+constexpr const char* kLayoutNames[] = {"SMLA_KV_FP8_UNIFORM", "SMLA_KV_FP8_PACKED",
+                                        "SMLA_KV_BF16"};
+// Longest prefix of a bad options.arch quoted in a message; also bounds what is read of it.
+constexpr size_t kMaxQuotedChars = 32;
+
+template <typename... Args>
+Status invalid(fmt::format_string<Args...> format, Args&&... args) {
+  return error(SMLA_ERR_INVALID_ARGUMENT, format, std::forward<Args>(args)...);
+}
+
+// The int that C stored in an enum field. NOTE: loading an out-of-range value through the C++
+// enum type is undefined behaviour (clang's -fsanitize=enum traps on it), and a C caller can
+// store any int there, so the bits are copied out instead.
+template <typename Enum>
+int32_t enum_bits(const Enum& field) {
+  static_assert(sizeof(Enum) == sizeof(int32_t), "C enums are int-sized on supported ABIs");
+  int32_t bits;
+  std::memcpy(&bits, &field, sizeof bits);
+  return bits;
+}
+
+Status check_range(std::string_view name, int64_t value, int64_t lo, int64_t hi) {
+  if (value < lo || value > hi) return invalid("{} = {}: must be in [{}, {}]", name, value, lo, hi);
+  return Status::ok();
+}
+
+Status check_flag(std::string_view name, int value) {
+  if (value != 0 && value != 1) return invalid("{} = {}: must be 0 or 1", name, value);
+  return Status::ok();
+}
+
+Status check_scale(std::string_view name, float value, std::string_view why) {
+  if (!std::isfinite(value) || value <= 0.0f) {
+    return invalid("{} = {}: must be finite and > 0{}", name, value, why);
+  }
+  return Status::ok();
+}
+
+bool is_aligned(const void* pointer, uintptr_t alignment) {
+  return reinterpret_cast<uintptr_t>(pointer) % alignment == 0;
+}
+
+// NULL passes: for optional pointers.
+Status check_aligned(const void* pointer, std::string_view name, uintptr_t alignment) {
+  if (!is_aligned(pointer, alignment)) {
+    return invalid("{} = {}: must be {}-byte aligned", name, fmt::ptr(pointer), alignment);
+  }
+  return Status::ok();
+}
+
+Status check_required(const void* pointer, std::string_view name, uintptr_t alignment,
+                      std::string_view required_when) {
+  if (!pointer) return invalid("{} = NULL: required when {}", name, required_when);
+  return check_aligned(pointer, name, alignment);
+}
+
+// One dimension of a [num_rows][num_heads][512] array: its stride in elements and extent.
+struct Dim {
+  std::string name;
+  int64_t stride;
+  int64_t count;
+};
+
+// Checks args.q or args.out: `base` is the array, element size `elem_bytes`, head vectors of 512
+// contiguous elements. A dimension of extent 1 is never stepped along, so its stride is free
+// (but never negative).
+Status check_vectors(std::string_view name, const void* base, int elem_bytes, Dim a, Dim b) {
+  SMLA_TRY(check_required(base, name, 16, "num_rows > 0"));
+  const int64_t elems_per_16_bytes = 16 / elem_bytes;
+  for (const Dim* dim : {&a, &b}) {
+    if (dim->stride < 0) return invalid("{} = {}: must be >= 0", dim->name, dim->stride);
+    if (dim->count > 1 && dim->stride % elems_per_16_bytes != 0) {
+      return invalid(
+          "{} = {}: must be a multiple of {} elements so that every head vector of {} "
+          "starts 16-byte aligned",
+          dim->name, dim->stride, elems_per_16_bytes, name);
+    }
+  }
+  const __int128 extent_elems = static_cast<__int128>(a.count - 1) * a.stride +
+                                static_cast<__int128>(b.count - 1) * b.stride + kHeadDim;
+  if (extent_elems * elem_bytes > INT64_MAX) {
+    return invalid("{} = {}, {} = {}: the extent of {} in bytes overflows int64", a.name, a.stride,
+                   b.name, b.stride, name);
+  }
+  // NOTE: sufficient, not necessary: the inner (smaller-stride) vectors must fit in one step of
+  // the outer stride. Interleaved layouts that happen not to overlap are rejected too; no
+  // framework produces them for q or out.
+  if (a.stride > b.stride) std::swap(a, b);
+  if (a.count == 1) std::swap(a, b);  // only stepped dimensions constrain each other
+  if (a.count > 1 && a.stride < kHeadDim) {
+    return invalid(
+        "{} = {}: must be >= {} so that the {} head vectors of {} along it do not "
+        "overlap",
+        a.name, a.stride, kHeadDim, a.count, name);
+  }
+  const __int128 outer_needed = static_cast<__int128>(a.stride) * (a.count - 1) + kHeadDim;
+  if (b.count > 1 && b.stride < outer_needed) {
+    const auto needed = static_cast<int64_t>(outer_needed);  // <= extent, checked above
+    return invalid(
+        "{} = {}: must be >= {} ({} = {} times {}, plus {}) so that the head vectors "
+        "of {} do not overlap",
+        b.name, b.stride, needed, a.name, a.stride, a.count - 1, kHeadDim, name);
+  }
+  return Status::ok();
+}
+
+Status check_source(const smla_problem& problem, int s, const smla_source_args& source,
+                    int num_rows) {
+  const std::string prefix = fmt::format("args.sources[{}]", s);
+  const smla_source_desc& desc = problem.sources[s];
+  if (source.num_pages < 0) {
+    return invalid("{}.num_pages = {}: must be >= 0", prefix, source.num_pages);
+  }
+  // NOTE: with no pages every index is skipped and the cache is never read; frameworks hand out
+  // NULL for empty tensors (torch's data_ptr() of a 0-element tensor), so NULL is accepted then.
+  if (source.num_pages > 0) {
+    SMLA_TRY(check_required(source.cache, prefix + ".cache", 16, prefix + ".num_pages > 0"));
+  } else {
+    SMLA_TRY(check_aligned(source.cache, prefix + ".cache", 16));
+  }
+  const int64_t min_stride = smla_min_page_stride(problem.kv_layout, desc.page_size);
+  if (source.page_stride_bytes < min_stride) {
+    return invalid("{}.page_stride_bytes = {}: must be >= {} (a page of {} tokens of {})", prefix,
+                   source.page_stride_bytes, min_stride, desc.page_size,
+                   kLayoutNames[problem.kv_layout]);
+  }
+  if (source.page_stride_bytes % 16 != 0) {
+    return invalid("{}.page_stride_bytes = {}: must be a multiple of 16", prefix,
+                   source.page_stride_bytes);
+  }
+  if (static_cast<__int128>(source.num_pages) * source.page_stride_bytes > INT64_MAX) {
+    return invalid("{}.num_pages = {}: {} pages of {} bytes overflow int64 bytes", prefix,
+                   source.num_pages, source.num_pages, source.page_stride_bytes);
+  }
+  SMLA_TRY(check_required(source.indices, prefix + ".indices", 4, "num_rows > 0"));
+  if (source.index_row_stride < desc.width) {
+    return invalid("{}.index_row_stride = {}: must be >= problem.sources[{}].width = {}", prefix,
+                   source.index_row_stride, s, desc.width);
+  }
+  const __int128 table_bytes =
+      (static_cast<__int128>(num_rows - 1) * source.index_row_stride + desc.width) *
+      static_cast<__int128>(sizeof(int32_t));
+  if (table_bytes > INT64_MAX) {
+    return invalid("{}.index_row_stride = {}: a table of {} rows overflows int64 bytes", prefix,
+                   source.index_row_stride, num_rows);
+  }
+  return check_aligned(source.lengths, prefix + ".lengths", 4);
+}
+
+}  // namespace
+
+Status validate_options(const smla_options* options) {
+  if (!options) return Status::ok();
+  if (options->device < 0) return invalid("options.device = {}: must be >= 0", options->device);
+  const int32_t jit = enum_bits(options->jit);
+  if (jit != SMLA_JIT_ALLOW && jit != SMLA_JIT_FORBID) {
+    return invalid("options.jit = {}: must be SMLA_JIT_ALLOW (0) or SMLA_JIT_FORBID (1)", jit);
+  }
+  const int32_t log_level = enum_bits(options->log_level);
+  if (log_level < SMLA_LOG_ERROR || log_level > SMLA_LOG_DEBUG) {
+    return invalid("options.log_level = {}: must be in [SMLA_LOG_ERROR (0), SMLA_LOG_DEBUG (3)]",
+                   log_level);
+  }
+  if (!options->arch) return Status::ok();
+  for (const char* arch : kArchs) {
+    if (std::strcmp(options->arch, arch) == 0) return Status::ok();
+  }
+  const std::string_view quoted(options->arch, strnlen(options->arch, kMaxQuotedChars));
+  return invalid("options.arch = {:?}: must be NULL or one of \"sm_90a\", \"sm_100a\", \"sm_103a\"",
+                 quoted);
+}
+
+Status validate_problem(const smla_problem* problem) {
+  if (!problem) return invalid("problem = NULL: required");
+  SMLA_TRY(check_range("problem.num_heads", problem->num_heads, 1, SMLA_MAX_HEADS));
+  const int32_t q_dtype = enum_bits(problem->q_dtype);
+  if (q_dtype != SMLA_BF16 && q_dtype != SMLA_FP8_E4M3) {
+    return invalid("problem.q_dtype = {}: must be SMLA_BF16 (0) or SMLA_FP8_E4M3 (1)", q_dtype);
+  }
+  const int32_t kv_layout = enum_bits(problem->kv_layout);
+  if (kv_layout < SMLA_KV_FP8_UNIFORM || kv_layout > SMLA_KV_BF16) {
+    return invalid(
+        "problem.kv_layout = {}: must be SMLA_KV_FP8_UNIFORM (0), SMLA_KV_FP8_PACKED "
+        "(1) or SMLA_KV_BF16 (2)",
+        kv_layout);
+  }
+  SMLA_TRY(check_range("problem.q_len", problem->q_len, 1, SMLA_MAX_Q_LEN));
+  SMLA_TRY(check_range("problem.num_sources", problem->num_sources, 1, SMLA_MAX_SOURCES));
+  for (int s = 0; s < problem->num_sources; ++s) {
+    const smla_source_desc& source = problem->sources[s];
+    const std::string prefix = fmt::format("problem.sources[{}]", s);
+    if (source.page_size < 1) {
+      return invalid("{}.page_size = {}: must be >= 1", prefix, source.page_size);
+    }
+    SMLA_TRY(check_range(prefix + ".width", source.width, 1, SMLA_MAX_WIDTH));
+    const int32_t kind = enum_bits(source.kind);
+    if (kind < SMLA_SOURCE_LIST || kind > SMLA_SOURCE_PREFIX) {
+      return invalid(
+          "{}.kind = {}: must be SMLA_SOURCE_LIST (0), SMLA_SOURCE_WINDOW (1) or "
+          "SMLA_SOURCE_PREFIX (2)",
+          prefix, kind);
+    }
+  }
+  SMLA_TRY(check_flag("problem.has_sink", problem->has_sink));
+  SMLA_TRY(check_flag("problem.want_lse", problem->want_lse));
+  // Only now, so that an invalid problem is never reported as merely unsupported.
+  for (int s = 0; s < problem->num_sources; ++s) {
+    const int32_t kind = enum_bits(problem->sources[s].kind);
+    if (kind != SMLA_SOURCE_LIST) {
+      return error(SMLA_ERR_UNSUPPORTED,
+                   "problem.sources[{}].kind = {} ({}): not implemented yet (only "
+                   "SMLA_SOURCE_LIST is)",
+                   s, kind,
+                   kind == SMLA_SOURCE_WINDOW ? "SMLA_SOURCE_WINDOW" : "SMLA_SOURCE_PREFIX");
+    }
+  }
+  return Status::ok();
+}
+
+Status validate_max_rows(int max_rows) { return check_range("max_rows", max_rows, 1, kMaxRows); }
+
+Status validate_args(const smla_problem& problem, const smla_args* args) {
+  if (!args) return invalid("args = NULL: required");
+  SMLA_TRY(check_range("args.num_rows", args->num_rows, 0, kMaxRows));
+  const int rows = args->num_rows;
+  if (rows == 0) return Status::ok();
+  const int heads = problem.num_heads;
+  const bool fp8_q = problem.q_dtype == SMLA_FP8_E4M3;
+  SMLA_TRY(check_vectors("args.q", args->q, fp8_q ? 1 : 2,
+                         {"args.q_row_stride", args->q_row_stride, rows},
+                         {"args.q_head_stride", args->q_head_stride, heads}));
+  if (fp8_q) {
+    SMLA_TRY(check_scale("args.q_scale", args->q_scale, " (problem.q_dtype is SMLA_FP8_E4M3)"));
+  }
+  for (int s = 0; s < problem.num_sources; ++s) {
+    SMLA_TRY(check_source(problem, s, args->sources[s], rows));
+  }
+  if (problem.kv_layout == SMLA_KV_FP8_UNIFORM) {
+    SMLA_TRY(check_scale("args.kv_scale", args->kv_scale,
+                         " (problem.kv_layout is SMLA_KV_FP8_UNIFORM)"));
+  }
+  if (problem.has_sink) {
+    SMLA_TRY(check_required(args->sink, "args.sink", 4, "problem.has_sink = 1"));
+  }
+  SMLA_TRY(check_scale("args.softmax_scale", args->softmax_scale, ""));
+  SMLA_TRY(check_vectors("args.out", args->out, 2,
+                         {"args.out_row_stride", args->out_row_stride, rows},
+                         {"args.out_head_stride", args->out_head_stride, heads}));
+  if (problem.want_lse) {
+    SMLA_TRY(check_required(args->lse, "args.lse", 4, "problem.want_lse = 1"));
+  }
+  return Status::ok();
+}
+
+Status validate_varlen(const smla_args& args, const smla_varlen* varlen) {
+  if (!varlen) return invalid("varlen = NULL: required");
+  if (args.num_rows == 0) return Status::ok();
+  const int64_t requests = varlen->num_requests;
+  if (requests < 1) {
+    return invalid("varlen.num_requests = {}: must be >= 1 when num_rows > 0", requests);
+  }
+  const int32_t* cu = varlen->cu_seqlens_q;
+  SMLA_TRY(check_required(cu, "varlen.cu_seqlens_q", 4, "num_rows > 0"));
+  if (cu[0] != 0) return invalid("varlen.cu_seqlens_q[0] = {}: must be 0", cu[0]);
+  for (int64_t i = 1; i <= requests; ++i) {
+    if (cu[i] < cu[i - 1]) {
+      return invalid("varlen.cu_seqlens_q[{}] = {}: must be >= varlen.cu_seqlens_q[{}] = {}", i,
+                     cu[i], i - 1, cu[i - 1]);
+    }
+  }
+  if (cu[requests] != args.num_rows) {
+    return invalid("varlen.cu_seqlens_q[{}] = {}: must equal args.num_rows = {}", requests,
+                   cu[requests], args.num_rows);
+  }
+  SMLA_TRY(check_required(varlen->kv_lens, "varlen.kv_lens", 4, "num_rows > 0"));
+  for (int64_t i = 0; i < requests; ++i) {
+    if (varlen->kv_lens[i] < 0) {
+      return invalid("varlen.kv_lens[{}] = {}: must be >= 0", i, varlen->kv_lens[i]);
+    }
+  }
+  return Status::ok();
+}
+
+Status validate_workspace(const void* workspace, size_t bytes) {
+  if (!workspace && bytes > 0) {
+    return invalid("workspace = NULL: required when workspace_bytes = {} > 0", bytes);
+  }
+  return check_aligned(workspace, "workspace", 16);
+}
+
+}  // namespace smla

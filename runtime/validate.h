@@ -1,0 +1,37 @@
+// Argument validation for the C API (DESIGN.md §2). Runs before anything else on every call:
+// each rejected value is SMLA_ERR_INVALID_ARGUMENT with a message naming the field and value,
+// e.g. "problem.sources[1].width = 0: must be in [1, 65536]". Reserved source kinds are
+// SMLA_ERR_UNSUPPORTED, reported only when nothing is invalid.
+//
+// Validation never dereferences a device pointer: it checks presence, alignment and the
+// arithmetic of strides and sizes. The only memory it reads is the host arrays of smla_varlen.
+#pragma once
+
+#include <smla.h>
+
+#include <cstddef>
+
+#include "support/status.h"
+
+namespace smla {
+
+// The most rows one call (and one smla_prepare) may have. With it, row * num_heads + head fits in
+// int32 for every row and head (2^24 * 128 = 2^31), so kernels can index rows and heads in 32 bits.
+inline constexpr int kMaxRows = 1 << 24;
+
+// NULL means defaults and is valid.
+Status validate_options(const smla_options* options);
+Status validate_problem(const smla_problem* problem);
+// max_rows in [1, kMaxRows].
+Status validate_max_rows(int max_rows);
+// Assumes `problem` is valid. num_rows == 0 is a no-op that reads nothing, so with it every field
+// but num_rows is ignored (a server may pass an empty batch with unset pointers and scales).
+Status validate_args(const smla_problem& problem, const smla_args* args);
+// Assumes `problem` and `args` are valid. `varlen` itself is required; with args.num_rows == 0
+// its fields are ignored.
+Status validate_varlen(const smla_args& args, const smla_varlen* varlen);
+// NULL only with bytes == 0; a non-NULL pointer is 16-byte aligned. Whether `bytes` is enough is
+// dispatch's check (SMLA_ERR_WORKSPACE), since it depends on the kernels chosen.
+Status validate_workspace(const void* workspace, size_t bytes);
+
+}  // namespace smla

@@ -1,0 +1,618 @@
+// The decode kernel family: sparse MQA over a 512-dim latent for one row per CTA (or one row
+// segment per CTA in split mode), heads_per_cta heads at a time, from paged KV caches.
+//
+// Roles. One producer warp gathers the selected KV entries of each tile into a ring of shared
+// memory stages with cp.async (16-byte chunks, zero-filled for invalid entries, so nothing
+// unselected is read) and signals a "full" mbarrier per stage. The consumer warps each own
+// 512 / warps of the head dimensions: they dequantize their slice of every entry once, in
+// registers, into the B fragments of the score MMA (and store the same bf16 values for the
+// value MMA), compute partial scores for all heads, reduce them through shared memory, run the
+// online softmax, and accumulate their slice of the output. Heads are the M of the score MMA, so
+// a CTA computes exactly heads_per_cta (16 or 32) heads, not 64.
+//
+// Dimension order. Within a 64-dim group a lane owns 16 consecutive dims of an entry, so one
+// 16-byte shared load feeds four k-steps; the query fragments are loaded with the same
+// permutation. The dot product is a sum over dims, so the order does not change the math.
+//
+// Segments. The row's tiles are cut into fixed segments (segment_fold.cuh): a segment starts
+// from a fresh softmax state and is folded into the running total at its end, in registers in
+// whole-row mode or in the combine kernel in split mode, with identical operations.
+//
+// The generated prologue defines namespace smla::cfg (see codegen/decode_source.cpp).
+#pragma once
+
+#include "decode_geometry.cuh"
+#include "decode_params.cuh"
+#include "segment_fold.cuh"
+#include "smla_device.cuh"
+
+namespace smla {
+namespace decode {
+
+using namespace cfg;
+
+constexpr DecodeShape kShape = {kHeadsPerCta, kWarps,      kTileEntries, kStages, kSegmentTiles,
+                                kLayout,      kNumSources, kWidth0,      kWidth1};
+constexpr DecodeGeometry kGeo = decode_geometry(kShape);
+
+constexpr bool kPacked = kLayout == kLayoutPacked;
+constexpr bool kBf16Kv = kLayout == kLayoutBf16;
+constexpr int kConsumers = kWarps * 32;
+constexpr int kDimsPerWarp = kHeadDim / kWarps;
+constexpr int kGroupsPerWarp = kDimsPerWarp / 64;
+constexpr int kKSteps = kDimsPerWarp / 16;
+constexpr int kMTiles = kHeadsPerCta / 16;
+constexpr int kNTiles = kTileEntries / 8;
+constexpr int kPvKSteps = kTileEntries / 16;
+constexpr int kPvNTiles = kDimsPerWarp / 8;
+constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
+constexpr int kLanesPerHead = kConsumers / kHeadsPerCta;
+constexpr int kEntriesPerLane = kTileEntries / kLanesPerHead;
+constexpr u32 kConsumerBarrier = 1;
+constexpr int kMaxRegisters = (65536 / (kMinBlocksPerSm * kGeo.threads)) / 8 * 8 > 255
+                                  ? 255
+                                  : (65536 / (kMinBlocksPerSm * kGeo.threads)) / 8 * 8;
+
+static_assert(kHeadsPerCta % 16 == 0 && kMTiles >= 1, "heads per CTA: a multiple of 16");
+static_assert(kDimsPerWarp % 64 == 0, "each warp owns whole 64-dim groups");
+static_assert(kTileEntries % 16 == 0 && kTileEntries <= 64, "tile entries: 16, 32, 48 or 64");
+static_assert(kLanesPerHead <= 32 && 32 % kLanesPerHead == 0, "softmax lanes per head");
+static_assert(kEntriesPerLane % 2 == 0 && kTileEntries % kLanesPerHead == 0, "softmax split");
+static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
+
+// Where the lengths end and which tiles hold anything: both roles walk the same tile list.
+struct RowTiles {
+  int length0;
+  int length1;
+  SMLA_DEVICE bool nonempty(int tile) const {
+    if (tile < kGeo.tiles0) return tile * kTileEntries < length0;
+    return (tile - kGeo.tiles0) * kTileEntries < length1;
+  }
+  // The first nonempty tile at or after `tile`, or `end`.
+  SMLA_DEVICE int next(int tile, int end) const {
+    while (tile < end && !nonempty(tile)) ++tile;
+    return tile;
+  }
+};
+
+SMLA_DEVICE int clamp_length(const int* lengths, int row, int width) {
+  if (lengths == nullptr) return width;
+  const int length = lengths[row];
+  return length < 0 ? 0 : (length > width ? width : length);
+}
+
+struct Shared {
+  unsigned char* base;
+  SMLA_DEVICE unsigned char* raw(int stage) const {
+    return base + kGeo.raw_offset + stage * kTileEntries * kGeo.entry_bytes;
+  }
+  SMLA_DEVICE unsigned char* scales(int stage) const {
+    return base + kGeo.scale_offset + stage * kTileEntries * 8;
+  }
+  SMLA_DEVICE float* scores() const { return (float*)(base + kGeo.score_offset); }
+  SMLA_DEVICE u16* probs() const { return (u16*)(base + kGeo.prob_offset); }
+  // Per head: [0] rescale of this tile, [1] fold mode, [2] total factor, [3] segment factor,
+  // [4] output factor.
+  SMLA_DEVICE float* head(int h) const { return (float*)(base + kGeo.head_offset) + h * 5; }
+  SMLA_DEVICE u64* masks() const { return (u64*)(base + kGeo.mask_offset); }
+  SMLA_DEVICE u32 full_barrier(int stage) const {
+    return smem_u32(base + kGeo.barrier_offset + stage * 8);
+  }
+  SMLA_DEVICE u32 empty_barrier(int stage) const {
+    return smem_u32(base + kGeo.barrier_offset + (kStages + stage) * 8);
+  }
+  // The bf16 value tile: entry e's 16-byte chunk k at chunk k ^ (e & 7), so that the eight rows
+  // of every ldmatrix land in different banks.
+  SMLA_DEVICE unsigned char* value_tile(int stage) const {
+    return kBf16Kv ? raw(stage) : base + kGeo.value_offset;
+  }
+};
+
+SMLA_DEVICE int swizzled_chunk(int entry, int chunk) { return chunk ^ (entry & 7); }
+
+// ---- producer ---------------------------------------------------------------------------------
+
+// Byte offsets (inside the source's cache) of an entry's data and packed scales; -1: invalid.
+struct EntryAddress {
+  i64 data;
+  i64 scale;
+};
+
+template <int kPageSize>
+SMLA_DEVICE EntryAddress entry_address(const SourceParams& src, int index) {
+  if (index < 0 || (i64)index >= src.index_limit) return {-1, -1};
+  const i64 page = index / kPageSize;
+  const i64 slot = index % kPageSize;
+  const i64 page_base = page * src.page_stride_bytes;
+  if (kPacked) return {page_base + slot * 576, page_base + (i64)kPageSize * 576 + slot * 8};
+  return {page_base + slot * (kBf16Kv ? 1024 : 512), -1};
+}
+
+// Loads the index of this lane's entries of `tile` (or -1 beyond the length).
+SMLA_DEVICE void load_tile_indices(const DecodeParams& p, const RowTiles& rows, int row, int tile,
+                                   int lane, int (&index)[2]) {
+  const bool second = tile >= kGeo.tiles0;
+  const SourceParams& src = p.sources[second ? 1 : 0];
+  const int length = second ? rows.length1 : rows.length0;
+  const int first_column = (second ? tile - kGeo.tiles0 : tile) * kTileEntries;
+  const int* table = src.indices + (i64)row * src.index_row_stride;
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    const int column = first_column + lane + 32 * j;
+    index[j] = (lane + 32 * j < kTileEntries && column < length) ? __ldg(table + column) : -1;
+  }
+}
+
+SMLA_DEVICE void produce_tile(const DecodeParams& p, const Shared& sh, int tile, int stage,
+                              const int (&index)[2], int lane) {
+  const bool second = tile >= kGeo.tiles0;
+  const SourceParams& src = p.sources[second ? 1 : 0];
+  EntryAddress address[2];
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    address[j] = second ? entry_address<kPageSize1>(src, index[j])
+                        : entry_address<kPageSize0>(src, index[j]);
+  }
+  const u64 mask = (u64)__ballot_sync(0xffffffffu, address[0].data >= 0) |
+                   ((u64)__ballot_sync(0xffffffffu, address[1].data >= 0) << 32);
+  const unsigned char* cache = src.cache;
+  const u32 raw = smem_u32(sh.raw(stage));
+  // Chunks of the whole tile, entry-major, so consecutive lanes copy consecutive bytes.
+  constexpr int kChunks = kTileEntries * kGeo.chunks_per_entry;
+#pragma unroll 4
+  for (int id = lane; id < kChunks; id += 32) {
+    const int entry = id / kGeo.chunks_per_entry;
+    const int chunk = id % kGeo.chunks_per_entry;
+    // Every lane shuffles the same variable: a lane's own entry may differ from its source's.
+    const i64 first_half = __shfl_sync(0xffffffffu, address[0].data, entry & 31);
+    const i64 data =
+        kTileEntries > 32 && entry >= 32 ? __shfl_sync(0xffffffffu, address[1].data, entry & 31)
+                                         : first_half;
+    const int stored_chunk = kBf16Kv ? swizzled_chunk(entry, chunk) : chunk;
+    const bool valid = data >= 0;
+    cp_async_16(raw + entry * kGeo.entry_bytes + stored_chunk * 16,
+                cache + (valid ? data + chunk * 16 : 0), valid ? 16u : 0u);
+  }
+  if (kPacked) {
+    const u32 scales = smem_u32(sh.scales(stage));
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int entry = lane + 32 * j;
+      if (entry < kTileEntries) {
+        const bool valid = address[j].scale >= 0;
+        cp_async_8(scales + entry * 8, cache + (valid ? address[j].scale : 0), valid ? 8u : 0u);
+      }
+    }
+  }
+  cp_async_arrive_noinc(sh.full_barrier(stage));
+  if (lane == 0) {
+    sh.masks()[stage] = mask;
+    mbarrier_arrive(sh.full_barrier(stage));
+  }
+}
+
+SMLA_DEVICE void run_producer(const DecodeParams& p, const Shared& sh, const RowTiles& rows,
+                              int row, int begin, int end) {
+  const int lane = threadIdx.x & 31;
+  int tile = rows.next(begin, end);
+  int index[2];
+  if (tile < end) load_tile_indices(p, rows, row, tile, lane, index);
+  for (int k = 0; tile < end; ++k) {
+    const int stage = k % kStages;
+    const int next = rows.next(tile + 1, end);
+    int next_index[2];
+    // Prefetch the next tile's indices before waiting, so their latency hides behind this tile.
+    if (next < end) load_tile_indices(p, rows, row, next, lane, next_index);
+    if (k >= kStages) mbarrier_wait(sh.empty_barrier(stage), ((k / kStages) - 1) & 1);
+    produce_tile(p, sh, tile, stage, index, lane);
+    tile = next;
+    index[0] = next_index[0];
+    index[1] = next_index[1];
+  }
+}
+
+// ---- consumers ----------------------------------------------------------------------------------
+
+// The first of the 4 dims a lane (column c) feeds to k-step i of 64-dim group `group`; see the
+// file comment. Packed rope dims (group 7) come as two 8-dim bf16 chunks per lane.
+SMLA_DEVICE int query_dim(int group, int c, int i) {
+  if (kPacked && group == 7) return (i < 2 ? 448 + 8 * c : 480 + 8 * c) + 4 * (i & 1);
+  return 64 * group + 16 * c + 4 * i;
+}
+
+// Loads 4 query values (dims d..d+3 of one head) as two bf16x2 words.
+SMLA_DEVICE void load_query4(const DecodeParams& p, int row, int head, int d, u32& low, u32& high) {
+  if (head >= kNumHeads) {
+    low = high = 0;
+    return;
+  }
+  const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
+  if (kQFp8) {
+    const u32 x = *(const u32*)((const u8*)p.q + offset);
+    dequant_e4m3x4(x, bf16x2_pow2_multiplier(127), low, high);
+  } else {
+    const uint2 x = *(const uint2*)((const u16*)p.q + offset);
+    low = x.x;
+    high = x.y;
+  }
+}
+// Loads 2 query values (dims d, d+1) as one bf16x2 word.
+SMLA_DEVICE u32 load_query2(const DecodeParams& p, int row, int head, int d) {
+  if (head >= kNumHeads) return 0;
+  const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
+  if (kQFp8) {
+    const u32 x = *(const u16*)((const u8*)p.q + offset);
+    return mul_bf16x2(e4m3x2_to_bf16x2_scaled(x, kBytes01), bf16x2_pow2_multiplier(127));
+  }
+  return *(const u32*)((const u16*)p.q + offset);
+}
+
+struct Consumer {
+  int warp, lane, g, c;
+  u32 q[kMTiles][kKSteps][4];
+  float o[kMTiles][kPvNTiles][4];
+  float total[kMTiles][kPvNTiles][4];
+
+  SMLA_DEVICE void load_query(const DecodeParams& p, int row, int head_group) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      const int head0 = head_group * kHeadsPerCta + 16 * mt + g;
+#pragma unroll
+      for (int kk = 0; kk < kKSteps; ++kk) {
+        u32(&a)[4] = q[mt][kk];
+        if (kBf16Kv) {
+          const int d = warp * kDimsPerWarp + 16 * kk + 2 * c;
+          a[0] = load_query2(p, row, head0, d);
+          a[1] = load_query2(p, row, head0 + 8, d);
+          a[2] = load_query2(p, row, head0, d + 8);
+          a[3] = load_query2(p, row, head0 + 8, d + 8);
+        } else {
+          const int d = query_dim(warp * kGroupsPerWarp + kk / 4, c, kk % 4);
+          load_query4(p, row, head0, d, a[0], a[2]);
+          load_query4(p, row, head0 + 8, d, a[1], a[3]);
+        }
+      }
+    }
+  }
+
+  // Dequantizes this lane's 16 dims of entry `e` in 64-dim group `group` into the B fragments
+  // of four k-steps, and stores them into the value tile for the value product.
+  SMLA_DEVICE void dequant_group(const Shared& sh, int stage, int e, int group, u32 (&b)[8]) {
+    const unsigned char* entry = sh.raw(stage) + e * kGeo.entry_bytes;
+    unsigned char* values = sh.value_tile(stage) + e * 1024;
+    if (kPacked && group == 7) {
+      const uint4 x = *(const uint4*)(entry + 448 + 16 * c);
+      const uint4 y = *(const uint4*)(entry + 512 + 16 * c);
+      b[0] = x.x, b[1] = x.y, b[2] = x.z, b[3] = x.w;
+      b[4] = y.x, b[5] = y.y, b[6] = y.z, b[7] = y.w;
+      *(uint4*)(values + 16 * swizzled_chunk(e, 56 + c)) = x;
+      *(uint4*)(values + 16 * swizzled_chunk(e, 60 + c)) = y;
+      return;
+    }
+    const uint4 x = *(const uint4*)(entry + 64 * group + 16 * c);
+    const u32 exponent = kPacked ? sh.scales(stage)[e * 8 + group] : 127u;
+    if (!kPacked || exponent <= kMaxFastScaleExponent) {
+      const u32 multiplier = bf16x2_pow2_multiplier(exponent);
+      dequant_e4m3x4(x.x, multiplier, b[0], b[1]);
+      dequant_e4m3x4(x.y, multiplier, b[2], b[3]);
+      dequant_e4m3x4(x.z, multiplier, b[4], b[5]);
+      dequant_e4m3x4(x.w, multiplier, b[6], b[7]);
+    } else {
+      dequant_e4m3x4_slow(x.x, exponent, b[0], b[1]);
+      dequant_e4m3x4_slow(x.y, exponent, b[2], b[3]);
+      dequant_e4m3x4_slow(x.z, exponent, b[4], b[5]);
+      dequant_e4m3x4_slow(x.w, exponent, b[6], b[7]);
+    }
+    *(uint4*)(values + 16 * swizzled_chunk(e, 8 * group + 2 * c)) = make_uint4(b[0], b[1], b[2], b[3]);
+    *(uint4*)(values + 16 * swizzled_chunk(e, 8 * group + 2 * c + 1)) =
+        make_uint4(b[4], b[5], b[6], b[7]);
+  }
+
+  // Partial scores of all heads against the tile's entries over this warp's dims.
+  SMLA_DEVICE void scores(const Shared& sh, int stage, float (&s)[kMTiles][kNTiles][4]) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
+    if (kBf16Kv) {
+      const u32 raw = smem_u32(sh.raw(stage));
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt) {
+        const int e = 8 * nt + (lane & 7);
+#pragma unroll
+        for (int kk = 0; kk < kKSteps; kk += 2) {
+          const int chunk = (warp * kDimsPerWarp + 16 * kk) / 8 + (lane >> 3);
+          u32 b0, b1, b2, b3;
+          ldmatrix_x4(raw + e * 1024 + 16 * swizzled_chunk(e, chunk), b0, b1, b2, b3);
+#pragma unroll
+          for (int mt = 0; mt < kMTiles; ++mt) {
+            mma_bf16(s[mt][nt], q[mt][kk], b0, b1);
+            mma_bf16(s[mt][nt], q[mt][kk + 1], b2, b3);
+          }
+        }
+      }
+      return;
+    }
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) {
+      const int e = 8 * nt + g;
+#pragma unroll
+      for (int gi = 0; gi < kGroupsPerWarp; ++gi) {
+        u32 b[8];
+        dequant_group(sh, stage, e, warp * kGroupsPerWarp + gi, b);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int mt = 0; mt < kMTiles; ++mt) mma_bf16(s[mt][nt], q[mt][4 * gi + i], b[2 * i], b[2 * i + 1]);
+      }
+    }
+  }
+
+  SMLA_DEVICE void store_scores(const Shared& sh, const float (&s)[kMTiles][kNTiles][4]) {
+    float* out = sh.scores() + warp * kHeadsPerCta * kGeo.score_stride;
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt) {
+        const int h = 16 * mt + g;
+        const int e = 8 * nt + 2 * c;
+        *(float2*)(out + h * kGeo.score_stride + e) = make_float2(s[mt][nt][0], s[mt][nt][1]);
+        *(float2*)(out + (h + 8) * kGeo.score_stride + e) = make_float2(s[mt][nt][2], s[mt][nt][3]);
+      }
+  }
+
+  // out = rescale * out + P V over this warp's dims.
+  SMLA_DEVICE void accumulate_values(const Shared& sh, int stage) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      const float top = sh.head(16 * mt + g)[0];
+      const float bottom = sh.head(16 * mt + g + 8)[0];
+#pragma unroll
+      for (int nt = 0; nt < kPvNTiles; ++nt) {
+        o[mt][nt][0] *= top;
+        o[mt][nt][1] *= top;
+        o[mt][nt][2] *= bottom;
+        o[mt][nt][3] *= bottom;
+      }
+    }
+    const u32 probs = smem_u32(sh.probs());
+    const u32 values = smem_u32(sh.value_tile(stage));
+#pragma unroll
+    for (int kk = 0; kk < kPvKSteps; ++kk) {
+      u32 a[kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        const int row = 16 * mt + (lane & 15);
+        const int column = 16 * kk + 8 * (lane >> 4);
+        ldmatrix_x4(probs + 2 * (row * kGeo.prob_stride + column), a[mt][0], a[mt][1], a[mt][2], a[mt][3]);
+      }
+      const int e = 16 * kk + ((lane >> 3) & 1) * 8 + (lane & 7);
+#pragma unroll
+      for (int np = 0; np < kPvNTiles / 2; ++np) {
+        const int chunk = (warp * kDimsPerWarp) / 8 + 2 * np + (lane >> 4);
+        u32 b0, b1, b2, b3;
+        ldmatrix_x4_trans(values + e * 1024 + 16 * swizzled_chunk(e, chunk), b0, b1, b2, b3);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_bf16(o[mt][2 * np], a[mt], b0, b1);
+          mma_bf16(o[mt][2 * np + 1], a[mt], b2, b3);
+        }
+      }
+    }
+  }
+
+  // Folds this segment's values into the total (whole-row mode) and clears them.
+  SMLA_DEVICE void fold_segment(const Shared& sh) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      const float* top = sh.head(16 * mt + g);
+      const float* bottom = sh.head(16 * mt + g + 8);
+      const FoldStep st = {(int)top[1], top[2], top[3]};
+      const FoldStep sb = {(int)bottom[1], bottom[2], bottom[3]};
+#pragma unroll
+      for (int nt = 0; nt < kPvNTiles; ++nt) {
+        total[mt][nt][0] = fold_value(total[mt][nt][0], o[mt][nt][0], st);
+        total[mt][nt][1] = fold_value(total[mt][nt][1], o[mt][nt][1], st);
+        total[mt][nt][2] = fold_value(total[mt][nt][2], o[mt][nt][2], sb);
+        total[mt][nt][3] = fold_value(total[mt][nt][3], o[mt][nt][3], sb);
+        o[mt][nt][0] = o[mt][nt][1] = o[mt][nt][2] = o[mt][nt][3] = 0.0f;
+      }
+    }
+  }
+};
+
+// The softmax of one tile for one head, by the kLanesPerHead lanes that own it. Keeps the
+// segment's running (max, sum) and, in whole-row mode, the folded total's.
+struct HeadSoftmax {
+  int head;        // within the CTA
+  int first;       // first entry of this lane
+  float max = neg_inf(), sum = 0.0f;            // segment state (log2 units)
+  float total_max = neg_inf(), total_sum = 0.0f;  // folded state (whole-row mode)
+
+  SMLA_DEVICE void tile(const DecodeParams& p, const Shared& sh, u64 mask) {
+    float s[kEntriesPerLane];
+    float tile_max = neg_inf();
+#pragma unroll
+    for (int j = 0; j < kEntriesPerLane; ++j) {
+      float acc = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) acc += sh.scores()[(w * kHeadsPerCta + head) * kGeo.score_stride + first + j];
+      const bool valid = (mask >> (first + j)) & 1;
+      s[j] = valid ? acc * p.score_scale_log2 : neg_inf();
+      tile_max = fmaxf(tile_max, s[j]);
+    }
+#pragma unroll
+    for (int offset = kLanesPerHead / 2; offset > 0; offset /= 2)
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, offset));
+    const float new_max = fmaxf(max, tile_max);
+    const float rescale = max == neg_inf() ? 0.0f : exp2_approx(max - new_max);
+    float row_sum = 0.0f;
+    u16* probs = sh.probs() + head * kGeo.prob_stride + first;
+#pragma unroll
+    for (int j = 0; j < kEntriesPerLane; j += 2) {
+      const float p0 = s[j] == neg_inf() ? 0.0f : exp2_approx(s[j] - new_max);
+      const float p1 = s[j + 1] == neg_inf() ? 0.0f : exp2_approx(s[j + 1] - new_max);
+      // The sum uses the rounded probabilities the value product multiplies with.
+      const u32 pair = pack_bf16x2(p0, p1);
+      row_sum += bf16_low(pair) + bf16_high(pair);
+      *(u32*)(probs + j) = pair;
+    }
+#pragma unroll
+    for (int offset = kLanesPerHead / 2; offset > 0; offset /= 2)
+      row_sum += __shfl_xor_sync(0xffffffffu, row_sum, offset);
+    sum = __fadd_rn(__fmul_rn(sum, rescale), row_sum);
+    max = new_max;
+    if ((threadIdx.x % kLanesPerHead) == 0) sh.head(head)[0] = rescale;
+  }
+
+  // At a segment's end (whole-row mode): fold (max, sum) into the total, publish the step.
+  SMLA_DEVICE void end_segment(const Shared& sh) {
+    const FoldStep step = fold_state(total_max, total_sum, max, sum);
+    if ((threadIdx.x % kLanesPerHead) == 0) {
+      float* h = sh.head(head);
+      h[1] = (float)step.mode;
+      h[2] = step.total_factor;
+      h[3] = step.segment_factor;
+    }
+    max = neg_inf();
+    sum = 0.0f;
+  }
+};
+
+SMLA_DEVICE void store_output(const DecodeParams& p, const Shared& sh, const Consumer& cs, int row,
+                              int head_group) {
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int h = 16 * mt + cs.g + 8 * half;
+      const int head = head_group * kHeadsPerCta + h;
+      if (head >= kNumHeads) continue;
+      const float factor = sh.head(h)[4];
+      u16* out = (u16*)p.out + (i64)row * p.out_row_stride + (i64)head * p.out_head_stride;
+#pragma unroll
+      for (int nt = 0; nt < kPvNTiles; ++nt) {
+        const float* v = cs.total[mt][nt];
+        const int d = cs.warp * kDimsPerWarp + 8 * nt + 2 * cs.c;
+        *(u32*)(out + d) = pack_bf16x2(__fmul_rn(v[2 * half], factor), __fmul_rn(v[2 * half + 1], factor));
+      }
+    }
+}
+
+SMLA_DEVICE void store_partial(const DecodeParams& p, const Consumer& cs, i64 item) {
+  float* out = p.partial_out + item * kHeadsPerCta * kHeadDim;
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kPvNTiles; ++nt) {
+      const int h = 16 * mt + cs.g;
+      const int d = cs.warp * kDimsPerWarp + 8 * nt + 2 * cs.c;
+      *(float2*)(out + h * kHeadDim + d) = make_float2(cs.o[mt][nt][0], cs.o[mt][nt][1]);
+      *(float2*)(out + (h + 8) * kHeadDim + d) = make_float2(cs.o[mt][nt][2], cs.o[mt][nt][3]);
+    }
+}
+
+SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
+  if (!kHasSink || head >= kNumHeads) return neg_inf();
+  return __fmul_rn(p.sink[head], kLog2e);
+}
+
+SMLA_DEVICE void run_consumers(const DecodeParams& p, const Shared& sh, const RowTiles& rows, int row,
+                               int head_group, int begin, int end, i64 item) {
+  Consumer cs;
+  cs.warp = threadIdx.x / 32;
+  cs.lane = threadIdx.x & 31;
+  cs.g = cs.lane >> 2;
+  cs.c = cs.lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kPvNTiles; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) cs.o[mt][nt][i] = cs.total[mt][nt][i] = 0.0f;
+  cs.load_query(p, row, head_group);
+  HeadSoftmax sm;
+  sm.head = threadIdx.x / kLanesPerHead;
+  sm.first = (threadIdx.x % kLanesPerHead) * kEntriesPerLane;
+  const bool owner = (threadIdx.x % kLanesPerHead) == 0;
+
+  int tile = rows.next(begin, end);
+  for (int k = 0; tile < end; ++k) {
+    const int stage = k % kStages;
+    const int next = rows.next(tile + 1, end);
+    mbarrier_wait(sh.full_barrier(stage), (k / kStages) & 1);
+    // Read before the stage is released: the producer rewrites it for a later tile.
+    const u64 mask = sh.masks()[stage];
+    float s[kMTiles][kNTiles][4];
+    cs.scores(sh, stage, s);
+    __syncwarp();
+    if (!kBf16Kv && cs.lane == 0) mbarrier_arrive(sh.empty_barrier(stage));
+    cs.store_scores(sh, s);
+    named_barrier(kConsumerBarrier, kConsumers);
+    sm.tile(p, sh, mask);
+    const bool segment_ends = next >= end || next / kSegmentTiles != tile / kSegmentTiles;
+    if (segment_ends && !p.split) sm.end_segment(sh);
+    named_barrier(kConsumerBarrier, kConsumers);
+    cs.accumulate_values(sh, stage);
+    __syncwarp();
+    if (kBf16Kv && cs.lane == 0) mbarrier_arrive(sh.empty_barrier(stage));
+    if (segment_ends && !p.split) cs.fold_segment(sh);
+    tile = next;
+  }
+
+  const int head = head_group * kHeadsPerCta + sm.head;
+  if (p.split) {
+    if (owner) {
+      float* ml = p.partial_ml + (item * kHeadsPerCta + sm.head) * 2;
+      ml[0] = sm.max;
+      ml[1] = sm.sum;
+    }
+    // A segment with no nonempty tile leaves its values unwritten: its max is -inf, and the
+    // combine kernel never reads them.
+    if (rows.next(begin, end) < end) store_partial(p, cs, item);
+    return;
+  }
+  if (owner) {
+    sh.head(sm.head)[4] = output_factor(sm.total_max, sm.total_sum, sink_log2(p, head), p.out_scale);
+    if (kWantLse && head < kNumHeads) p.lse[(i64)row * kNumHeads + head] = row_lse(sm.total_max, sm.total_sum);
+  }
+  named_barrier(kConsumerBarrier, kConsumers);
+  store_output(p, sh, cs, row, head_group);
+}
+
+}  // namespace decode
+}  // namespace smla
+
+// NOTE: __maxnreg__ rather than __launch_bounds__(threads, blocks): ptxas rounds the thread count
+// up before dividing the register file, which capped 288-thread CTAs at 168 registers.
+extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters) smla_decode(const __grid_constant__ smla::DecodeParams p) {
+  using namespace smla;
+  using namespace smla::decode;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const Shared sh{smem};
+  // Work item: head group fastest, so the CTAs that read the same entries run side by side.
+  const i64 item = blockIdx.x;
+  const int head_group = (int)(item % kHeadGroups);
+  const i64 rest = item / kHeadGroups;
+  const int segment = p.split ? (int)(rest % kGeo.segments) : 0;
+  const int row = p.split ? (int)(rest / kGeo.segments) : (int)rest;
+  const int begin = p.split ? segment * kSegmentTiles : 0;
+  const int end = p.split ? min(begin + kSegmentTiles, kGeo.tiles) : kGeo.tiles;
+
+  RowTiles rows;
+  rows.length0 = clamp_length(p.sources[0].lengths, row, kWidth0);
+  rows.length1 = kNumSources > 1 ? clamp_length(p.sources[1].lengths, row, kWidth1) : 0;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(sh.full_barrier(s), 33);  // 32 cp.async arrivals + the mask's
+      mbarrier_init(sh.empty_barrier(s), kWarps);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x >= kConsumers) {
+    run_producer(p, sh, rows, row, begin, end);
+  } else {
+    run_consumers(p, sh, rows, row, head_group, begin, end, item);
+  }
+}

@@ -1,0 +1,34 @@
+// The launch parameters of the decode and combine kernels. Plain C++ with fixed-width members so
+// that the host (g++, LP64) and the device (NVRTC) agree on the layout; codegen packs it.
+#pragma once
+
+namespace smla {
+
+struct SourceParams {
+  const unsigned char* cache;
+  long long page_stride_bytes;
+  long long index_limit;        // num_pages * page_size: indices in [0, limit) are valid
+  const int* indices;
+  long long index_row_stride;   // elements
+  const int* lengths;           // [num_rows] or null
+};
+
+struct DecodeParams {
+  int num_rows;
+  int split;                    // 1: one CTA per (row, segment, head group), partials out
+  const void* q;
+  long long q_row_stride;       // elements
+  long long q_head_stride;
+  float score_scale_log2;       // softmax_scale * log2(e) [* q_scale] [* kv_scale]
+  float out_scale;              // kv_scale for the uniform layout, else 1
+  SourceParams sources[2];
+  const float* sink;            // [num_heads] or null
+  void* out;                    // bf16
+  long long out_row_stride;     // elements
+  long long out_head_stride;
+  float* lse;                   // [num_rows][num_heads] or null
+  float* partial_out;           // split: [item][heads_per_cta][512] fp32
+  float* partial_ml;            // split: [item][heads_per_cta][2] (max in log2 units, sum)
+};
+
+}  // namespace smla

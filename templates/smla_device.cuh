@@ -1,0 +1,159 @@
+// Device helpers shared by every kernel template: integer types, PTX wrappers for the pipeline
+// (cp.async, mbarrier, named barriers), tensor-core fragments (ldmatrix, mma.sync), and the
+// fp8/bf16 conversions. Self-contained: no CUDA toolkit header, so NVRTC needs nothing but this
+// text (DESIGN.md §3). Everything here runs on sm_90a, sm_100a and sm_103a.
+#pragma once
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define SMLA_DEVICE __device__ __forceinline__
+
+namespace smla {
+
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+SMLA_DEVICE float neg_inf() { return __int_as_float(0xff800000u); }
+SMLA_DEVICE float pos_inf() { return __int_as_float(0x7f800000u); }
+
+SMLA_DEVICE u32 smem_u32(const void* pointer) {
+  u32 address;
+  asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }"
+               : "=r"(address)
+               : "l"(pointer));
+  return address;
+}
+
+// ---- asynchronous copies and barriers -------------------------------------------------------
+
+// Copies 16 bytes global -> shared; src_bytes = 0 reads nothing and writes zeros.
+SMLA_DEVICE void cp_async_16(u32 dst, const void* src, u32 src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+SMLA_DEVICE void cp_async_8(u32 dst, const void* src, u32 src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+}
+// The barrier's arrival count is decremented once this thread's prior cp.async complete.
+SMLA_DEVICE void cp_async_arrive_noinc(u32 barrier) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(barrier)
+               : "memory");
+}
+SMLA_DEVICE void mbarrier_init(u32 barrier, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(barrier), "r"(count) : "memory");
+}
+SMLA_DEVICE void mbarrier_arrive(u32 barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(barrier) : "memory");
+}
+SMLA_DEVICE void mbarrier_wait(u32 barrier, u32 parity) {
+  asm volatile(
+      "{\n"
+      " .reg .pred done;\n"
+      "wait_%=:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra wait_%=;\n"
+      "}\n" ::"r"(barrier),
+      "r"(parity)
+      : "memory");
+}
+// A barrier among `threads` threads (a multiple of 32) that leaves the other warps running.
+SMLA_DEVICE void named_barrier(u32 id, u32 threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// ---- tensor-core fragments ------------------------------------------------------------------
+
+SMLA_DEVICE void ldmatrix_x4(u32 address, u32& r0, u32& r1, u32& r2, u32& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(address));
+}
+SMLA_DEVICE void ldmatrix_x4_trans(u32 address, u32& r0, u32& r1, u32& r2, u32& r3) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+               : "r"(address));
+}
+// c += a * b with a 16x16 bf16 A (row), 16x8 bf16 B (col), fp32 accumulators.
+SMLA_DEVICE void mma_bf16(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// ---- conversions ----------------------------------------------------------------------------
+
+SMLA_DEVICE float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+SMLA_DEVICE float log2_approx(float x) {
+  float y;
+  asm("lg2.approx.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+// Packs two floats to bf16x2 (round to nearest even): `low` in bits 0..15.
+SMLA_DEVICE u32 pack_bf16x2(float low, float high) {
+  u32 packed;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(high), "f"(low));
+  return packed;
+}
+SMLA_DEVICE float bf16_low(u32 pair) { return __int_as_float(pair << 16); }
+SMLA_DEVICE float bf16_high(u32 pair) { return __int_as_float(pair & 0xffff0000u); }
+SMLA_DEVICE u32 mul_bf16x2(u32 a, u32 b) {
+  u32 product;
+  asm("mul.rn.bf16x2 %0, %1, %2;" : "=r"(product) : "r"(a), "r"(b));
+  return product;
+}
+SMLA_DEVICE u32 byte_perm(u32 a, u32 b, u32 selector) {
+  u32 result;
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(result) : "r"(a), "r"(b), "r"(selector));
+  return result;
+}
+
+// Two e4m3 bytes of `x` (selected by `selector`, see below) to bf16x2 holding value * 2^-120,
+// exactly (e4m3 subnormals become bf16 subnormals). NOTE: prmt's sign-replicating selector puts
+// each byte's sign in the byte above it, so a shift by 4 lines the exponent and mantissa up with
+// bf16's and the mask keeps the sign at bit 15 of each half: three integer ops per pair.
+SMLA_DEVICE u32 e4m3x2_to_bf16x2_scaled(u32 x, u32 selector) {
+  return (byte_perm(x, 0u, selector) << 4) & 0x87f087f0u;
+}
+// Selectors: bytes 0,1 of a word, and bytes 2,3.
+constexpr u32 kBytes01 = 0x9180u;
+constexpr u32 kBytes23 = 0xb3a2u;
+
+// bf16x2 (m, m) for the multiplier 2^(exponent - 7): with the 2^-120 of the conversion above it
+// restores value * 2^(exponent - 127), i.e. a ue8m0 scale byte `exponent`. Valid for exponent
+// in [0, 134]; larger scales take the fp32 path (dequant_slow_needed).
+SMLA_DEVICE u32 bf16x2_pow2_multiplier(u32 exponent) {
+  const u32 bits = (exponent + 120u) << 7;
+  return bits | (bits << 16);
+}
+constexpr u32 kMaxFastScaleExponent = 134;
+
+// Four e4m3 values (one word) times 2^(exponent - 127), to two bf16x2 words.
+SMLA_DEVICE void dequant_e4m3x4(u32 x, u32 multiplier, u32& low_pair, u32& high_pair) {
+  low_pair = mul_bf16x2(e4m3x2_to_bf16x2_scaled(x, kBytes01), multiplier);
+  high_pair = mul_bf16x2(e4m3x2_to_bf16x2_scaled(x, kBytes23), multiplier);
+}
+// The same in fp32 for scale exponents above kMaxFastScaleExponent (never seen in practice:
+// it needs a 64-value tile with amax > 57344).
+SMLA_DEVICE void dequant_e4m3x4_slow(u32 x, u32 exponent, u32& low_pair, u32& high_pair) {
+  const float unbias = __int_as_float(0x7b800000u);  // 2^120: back to the e4m3 value, exactly
+  const float scale = exponent == 0 ? __int_as_float(0x00400000u) : __int_as_float(exponent << 23);
+  const u32 a = e4m3x2_to_bf16x2_scaled(x, kBytes01);
+  const u32 b = e4m3x2_to_bf16x2_scaled(x, kBytes23);
+  low_pair = pack_bf16x2(bf16_low(a) * unbias * scale, bf16_high(a) * unbias * scale);
+  high_pair = pack_bf16x2(bf16_low(b) * unbias * scale, bf16_high(b) * unbias * scale);
+}
+
+}  // namespace smla

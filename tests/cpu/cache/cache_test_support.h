@@ -1,0 +1,64 @@
+// Helpers shared by the cache tests: scratch directories, deterministic kernels and cubins, a
+// side connection to poke at a cache file the way a person with the sqlite3 shell would, and
+// child processes (unprivileged when the tests run as root, so file permissions hold).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cache/cubin_store.h"
+
+namespace smla::cache_test {
+
+// A fresh directory (mode 0777, so an unprivileged child can use it), removed at scope exit.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Kernel `index` of a test: a key text, arch and fingerprint, and an id spread over all 64 bits
+// (high-bit ids exercise the signed storage).
+KernelEntry test_entry(int index, const std::string& fingerprint = "fp-test");
+// The cubin of kernel `index`: `bytes` deterministic pseudo-random bytes.
+std::vector<uint8_t> test_cubin(int index, size_t bytes = 4096);
+// Compiles kernel `index` (test_cubin) and counts the calls.
+CompileFn counting_compile(int index, std::atomic<int>* calls, size_t bytes = 4096);
+
+CubinStore::Options options_for(const std::string& path);
+
+// Number of warning lines a Logger wrote into `log_text`.
+int count_warnings(const std::string& log_text);
+
+// Runs SQL on `path` through a separate connection; fails the test on error.
+void sql_exec(const std::string& path, const std::string& sql);
+// The integer of a single-value query on `path`.
+int64_t sql_int(const std::string& path, const std::string& sql);
+
+// Flips one byte of kernel `id`'s stored cubin in place (SQLite's incremental blob I/O), the
+// way bit rot or a torn write would, leaving its recorded xxh64 as it was.
+void flip_cubin_byte(const std::string& path, uint64_t id, int offset);
+
+std::string read_file_bytes(const std::string& path);
+
+struct ChildResult {
+  int exit_code = -1;
+  std::string stderr_text;  // everything the child wrote to stderr
+};
+// Runs `body` in a forked child and waits for it. `body` returns "" on success or a message
+// saying what failed (the child prints it and exits 1). When the tests run as root the child
+// first becomes `nobody`, so that permission bits mean what they say.
+ChildResult run_unprivileged(const std::function<std::string()>& body);
+
+}  // namespace smla::cache_test

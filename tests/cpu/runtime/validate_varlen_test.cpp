@@ -1,0 +1,106 @@
+// validate_varlen: the host arrays of a prefill call (cu_seqlens_q, kv_lens).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "validate_fixture.h"
+
+namespace smla::validate_test {
+namespace {
+
+// Three requests of 3, 0 and 5 rows (8 rows in all).
+struct Prefill {
+  Prefill() {
+    varlen.num_requests = 3;
+    varlen.cu_seqlens_q = cu_seqlens_q.data();
+    varlen.kv_lens = kv_lens.data();
+  }
+  Status validate() const { return validate_varlen(call.args, &varlen); }
+
+  Call call{valid_problem(), 8};
+  std::vector<int32_t> cu_seqlens_q = {0, 3, 3, 8};
+  std::vector<int32_t> kv_lens = {3, 100, 4096};
+  smla_varlen varlen{};
+};
+
+TEST(ValidateVarlen, ValidPrefillPasses) {
+  Prefill prefill;
+  ASSERT_TRUE(IsOk(prefill.call.validate()));
+  EXPECT_TRUE(IsOk(prefill.validate()));
+}
+
+TEST(ValidateVarlen, NullIsRejected) {
+  EXPECT_TRUE(IsInvalid(validate_varlen(Call().args, nullptr), {"varlen = NULL"}));
+  // Also with no rows: it is a required argument of smla_prefill.
+  EXPECT_TRUE(
+      IsInvalid(validate_varlen(Call(valid_problem(), 0).args, nullptr), {"varlen = NULL"}));
+}
+
+TEST(ValidateVarlen, ZeroRowsIgnoresTheFields) {
+  const smla_varlen varlen{};  // no requests, NULL arrays
+  EXPECT_TRUE(IsOk(validate_varlen(Call(valid_problem(), 0).args, &varlen)));
+}
+
+TEST(ValidateVarlen, AtLeastOneRequest) {
+  for (int bad : {0, -1}) {
+    Prefill prefill;
+    prefill.varlen.num_requests = bad;
+    EXPECT_TRUE(
+        IsInvalid(prefill.validate(), {"varlen.num_requests = " + std::to_string(bad), ">= 1"}));
+  }
+}
+
+TEST(ValidateVarlen, CuSeqlensRequiredAndAligned) {
+  Prefill prefill;
+  prefill.varlen.cu_seqlens_q = nullptr;
+  EXPECT_TRUE(IsInvalid(prefill.validate(), {"varlen.cu_seqlens_q = NULL"}));
+  prefill.varlen.cu_seqlens_q = fake_pointer<const int32_t>(0, 2);  // rejected before any read
+  EXPECT_TRUE(IsInvalid(prefill.validate(), {"varlen.cu_seqlens_q = 0x", "4-byte aligned"}));
+}
+
+TEST(ValidateVarlen, CuSeqlensStartsAtZero) {
+  Prefill prefill;
+  prefill.cu_seqlens_q = {1, 3, 3, 8};
+  prefill.varlen.cu_seqlens_q = prefill.cu_seqlens_q.data();
+  EXPECT_TRUE(IsInvalid(prefill.validate(), {"varlen.cu_seqlens_q[0] = 1", "must be 0"}));
+}
+
+TEST(ValidateVarlen, CuSeqlensNonDecreasing) {
+  Prefill prefill;
+  prefill.cu_seqlens_q = {0, 5, 3, 8};
+  prefill.varlen.cu_seqlens_q = prefill.cu_seqlens_q.data();
+  EXPECT_TRUE(IsInvalid(prefill.validate(),
+                        {"varlen.cu_seqlens_q[2] = 3", "must be >= varlen.cu_seqlens_q[1] = 5"}));
+}
+
+TEST(ValidateVarlen, CuSeqlensEndsAtNumRows) {
+  for (int32_t last : {7, 9}) {
+    Prefill prefill;
+    prefill.cu_seqlens_q[3] = last;
+    EXPECT_TRUE(IsInvalid(prefill.validate(), {"varlen.cu_seqlens_q[3] = " + std::to_string(last),
+                                               "must equal args.num_rows = 8"}));
+  }
+}
+
+TEST(ValidateVarlen, KvLensRequiredAndNonNegative) {
+  Prefill prefill;
+  prefill.varlen.kv_lens = nullptr;
+  EXPECT_TRUE(IsInvalid(prefill.validate(), {"varlen.kv_lens = NULL"}));
+  prefill.varlen.kv_lens = prefill.kv_lens.data();
+  prefill.kv_lens[1] = -1;
+  EXPECT_TRUE(IsInvalid(prefill.validate(), {"varlen.kv_lens[1] = -1", ">= 0"}));
+  prefill.kv_lens[1] = 0;
+  EXPECT_TRUE(IsOk(prefill.validate()));
+}
+
+TEST(ValidateVarlen, ReadsOnlyNumRequestsEntries) {
+  // One request: only cu[0..1] and kv_lens[0] exist, as ASan checks.
+  Prefill prefill;
+  prefill.cu_seqlens_q = {0, 8};
+  prefill.kv_lens = {10};
+  prefill.varlen = {1, prefill.cu_seqlens_q.data(), prefill.kv_lens.data()};
+  EXPECT_TRUE(IsOk(prefill.validate()));
+}
+
+}  // namespace
+}  // namespace smla::validate_test
