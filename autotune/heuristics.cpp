@@ -1,5 +1,7 @@
 #include "autotune/heuristics.h"
 
+#include "codegen/kernel_key.h"
+
 namespace smla {
 namespace {
 
@@ -25,6 +27,12 @@ TileConfig default_tile_config(const smla_problem& problem) {
   // rows (HCA at long context) use ~8 segments so split partials stay a small share of the bytes.
   const int tiles = (total_width(problem) + config.tile_entries - 1) / config.tile_entries;
   config.segment_tiles = tiles <= 48 ? 4 : (tiles + 7) / 8;
+  // As deep a pipeline as shared memory holds (bf16 entries are twice the fp8 ones).
+  constexpr int kSharedMemoryLimit = 227 * 1024;
+  while (config.stages > 2 &&
+         KernelKey::decode("", problem, config).geometry().smem_bytes > kSharedMemoryLimit) {
+    --config.stages;
+  }
   return config;
 }
 

@@ -17,27 +17,27 @@ namespace smla {
 
 // What the store knows about a kernel besides its cubin (the cache's `kernels` row).
 struct KernelEntry {
-  uint64_t id = 0;           // XXH3 of key text + toolchain fingerprint (codegen computes it)
-  std::string key_text;      // canonical KernelKey text
-  std::string arch;          // "sm_90a", ...
-  std::string fingerprint;   // toolchain fingerprint text
+  uint64_t id = 0;          // XXH3 of key text + toolchain fingerprint (codegen computes it)
+  std::string key_text;     // canonical KernelKey text
+  std::string arch;         // "sm_90a", ...
+  std::string fingerprint;  // toolchain fingerprint text
   double compile_ms = 0;
   int64_t cubin_bytes = 0;
-  int64_t created = 0;       // unix seconds
+  int64_t created = 0;  // unix seconds
   int64_t last_used = 0;
   int64_t hits = 0;
-  std::string origin;        // "user", "system" or "memory" (listing only)
+  std::string origin;  // "user", "system" or "memory" (listing only)
 };
 
 struct TuningRow {
   uint64_t problem_id = 0;
-  int batch_bucket = 0;       // power of two of num_rows
+  int batch_bucket = 0;  // power of two of num_rows
   std::string device_name;
   int sm_count = 0;
   int driver_version = 0;
-  std::string config_text;    // a TileConfig's text
+  std::string config_text;  // a TileConfig's text
   double measured_us = 0;
-  double baseline_us = 0;     // the heuristic default's time
+  double baseline_us = 0;  // the heuristic default's time
   int64_t created = 0;
 };
 
@@ -60,7 +60,7 @@ struct VerifyReport {
 };
 
 struct GcReport {
-  int64_t removed = 0;        // entries evicted (least recently used first) or stale
+  int64_t removed = 0;  // entries evicted (least recently used first) or stale
   int64_t bytes_before = 0;
   int64_t bytes_after = 0;
 };
@@ -74,7 +74,7 @@ class CubinStore {
     std::string path;         // "" = memory only
     std::string system_path;  // "" = none; opened read-only
     int busy_timeout_ms = 30000;
-    int lease_timeout_s = 600;     // a lease older than this is taken over
+    int lease_timeout_s = 600;  // a lease older than this is taken over
     int lease_poll_ms = 20;
   };
 

@@ -99,8 +99,8 @@ std::optional<TuningRow> LayeredCubinStore::find_tuning(uint64_t problem_id, int
   std::lock_guard<std::mutex> lock(mutex_);
   if (system_ == nullptr) return std::nullopt;
   std::optional<TuningRow> row;
-  Status status =
-      TuningTable(*system_).find(problem_id, batch_bucket, device_name, sm_count, driver_version, &row);
+  Status status = TuningTable(*system_).find(problem_id, batch_bucket, device_name, sm_count,
+                                             driver_version, &row);
   if (!status) drop_system_locked(status);
   return row;
 }

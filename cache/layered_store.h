@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/cubin_store.h"
@@ -51,9 +52,9 @@ class LayeredCubinStore final : public CubinStore {
   // Requires mutex_: warns once and stops consulting the system cache.
   void drop_system_locked(const Status& why);
 
-  std::mutex mutex_;                    // guards the system connection and bad_system_ids_
-  std::unique_ptr<SqliteDb> system_;    // null once it failed
-  std::set<uint64_t> bad_system_ids_;   // failed their check: warned once, skipped after
+  std::mutex mutex_;                   // guards the system connection and bad_system_ids_
+  std::unique_ptr<SqliteDb> system_;   // null once it failed
+  std::set<uint64_t> bad_system_ids_;  // failed their check: warned once, skipped after
   std::unique_ptr<CubinStore> user_;
   const Logger& log_;
 };

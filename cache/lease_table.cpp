@@ -1,5 +1,6 @@
 #include "cache/lease_table.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -8,8 +9,6 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace smla {
 
@@ -108,6 +107,12 @@ Status LeaseTable::release(uint64_t id) {
       .bind(2, static_cast<int64_t>(getpid()))
       .bind(3, lease_host_name())
       .run();
+}
+
+Status LeaseTable::release_all() {
+  SqliteStatement remove;
+  SMLA_TRY(db_.prepare("DELETE FROM leases WHERE pid = ? AND host = ?", &remove));
+  return remove.bind(1, static_cast<int64_t>(getpid())).bind(2, lease_host_name()).run();
 }
 
 }  // namespace smla

@@ -34,6 +34,8 @@ class LeaseTable {
                  std::string* stale_reason);
   // Deletes this process's lease on `id`; a lease another process has taken over stays.
   Status release(uint64_t id);
+  // Deletes every lease this process holds (when it stops using the file).
+  Status release_all();
 
  private:
   // Why `holder`'s lease is stale at `now`, or "" while it is live.

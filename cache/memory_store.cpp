@@ -132,13 +132,13 @@ Status MemoryCubinStore::put_tuning(const TuningRow& row) {
 }
 
 std::optional<TuningRow> MemoryCubinStore::find_tuning(uint64_t problem_id, int batch_bucket,
-                                                       const std::string& device_name,
-                                                       int sm_count, int driver_version) {
+                                                       const std::string& device_name, int sm_count,
+                                                       int driver_version) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto it = tuning_.find(TuningKey(problem_id, batch_bucket, device_name, sm_count, driver_version));
+  auto it =
+      tuning_.find(TuningKey(problem_id, batch_bucket, device_name, sm_count, driver_version));
   if (it == tuning_.end()) return std::nullopt;
   return it->second;
 }
 
 }  // namespace smla
-

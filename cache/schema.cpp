@@ -60,8 +60,8 @@ CREATE TABLE leases (
 
 Status read_schema_version(SqliteDb& db, int* version) {
   std::string has_meta;
-  SMLA_TRY(db.query_text("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
-                         &has_meta));
+  SMLA_TRY(db.query_text(
+      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", &has_meta));
   if (has_meta == "0") {
     *version = 0;
     return Status::ok();
@@ -94,8 +94,8 @@ Status migrate_schema(SqliteDb& db) {
       if (migration.version <= version) continue;
       SMLA_TRY(db.exec(migration.sql));
       SqliteStatement set_version;
-      SMLA_TRY(db.prepare(
-          "INSERT OR REPLACE INTO meta (name, value) VALUES ('schema_version', ?)", &set_version));
+      SMLA_TRY(db.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES ('schema_version', ?)",
+                          &set_version));
       SMLA_TRY(set_version.bind(1, std::to_string(migration.version)).run());
     }
     return Status::ok();

@@ -1,5 +1,7 @@
 #include "cache/sqlite_db.h"
 
+#include <string>
+
 namespace smla {
 
 namespace {
@@ -7,7 +9,11 @@ namespace {
 Status sqlite_error(sqlite3* db, int rc, const char* what) {
   // The connection's message is more specific than the code's (it names the table or file).
   const char* message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  return error(SMLA_ERR_CACHE, "sqlite: {} ({}) in: {}", message, rc, what);
+  // The start of the statement says which one failed; all of it would swamp a log line.
+  constexpr size_t kShownSql = 48;
+  std::string statement(what != nullptr ? what : "");
+  if (statement.size() > kShownSql) statement = statement.substr(0, kShownSql) + "...";
+  return error(SMLA_ERR_CACHE, "sqlite: {} ({}) in: {}", message, rc, statement);
 }
 
 }  // namespace
@@ -43,8 +49,8 @@ SqliteStatement& SqliteStatement::bind(int index, double value) {
 }
 
 SqliteStatement& SqliteStatement::bind(int index, const std::string& value) {
-  int rc = sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
-                               SQLITE_UTF8);
+  int rc =
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   if (bind_rc_ == SQLITE_OK) bind_rc_ = rc;
   return *this;
 }

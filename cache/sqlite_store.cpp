@@ -1,7 +1,5 @@
 #include "cache/sqlite_store.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -50,8 +48,9 @@ Status SqliteCubinStore::open(const Options& options, const Logger& log,
   if (!parent.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(parent, ec);
-    if (ec) return error(SMLA_ERR_CACHE, "cannot create directory {}: {}", parent.string(),
-                         ec.message());
+    if (ec) {
+      return error(SMLA_ERR_CACHE, "cannot create directory {}: {}", parent.string(), ec.message());
+    }
   }
   std::unique_ptr<SqliteDb> db;
   SMLA_TRY(SqliteDb::open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db));
@@ -94,17 +93,15 @@ void SqliteCubinStore::degrade_locked(const Status& why) {
             why.message());
   // Leases this process holds would make other processes wait for a cubin that never comes.
   db_->set_busy_timeout(std::min(options_.busy_timeout_ms, kDegradeBusyTimeoutMs));
-  with_write_transaction(*db_, [&]() -> Status {
-    SqliteStatement release_all;
-    SMLA_TRY(db_->prepare("DELETE FROM leases WHERE pid = ? AND host = ?", &release_all));
-    return release_all.bind(1, static_cast<int64_t>(getpid())).bind(2, lease_host_name()).run();
-  });
+  with_write_transaction(*db_,
+                         [&] { return LeaseTable(*db_, options_.lease_timeout_s).release_all(); });
   db_.reset();
 }
 
 void SqliteCubinStore::touch_locked(uint64_t id) {
   db_->set_busy_timeout(kTouchBusyTimeoutMs);
-  Status status = with_write_transaction(*db_, [&] { return KernelTable(*db_).touch(id, unix_now()); });
+  Status status =
+      with_write_transaction(*db_, [&] { return KernelTable(*db_).touch(id, unix_now()); });
   db_->set_busy_timeout(options_.busy_timeout_ms);
   if (!status) log_.debug("cache {}: hit not recorded: {}", options_.path, status.message());
 }
@@ -244,7 +241,8 @@ StoreStats SqliteCubinStore::stats() {
       if (status) status = TuningTable(*db_).count(&stats.tuning_rows);
       if (status) {
         // What the cache occupies on disk: the database and its write-ahead log.
-        stats.file_bytes = file_size_or_zero(options_.path) + file_size_or_zero(options_.path + "-wal");
+        stats.file_bytes =
+            file_size_or_zero(options_.path) + file_size_or_zero(options_.path + "-wal");
         stats.persistent = true;
         stats.path = options_.path;
         return stats;
@@ -302,10 +300,12 @@ GcReport SqliteCubinStore::gc(int64_t max_bytes, const std::string& current_fing
         }
         return kernels.totals(&count, &report.bytes_after, &hits);
       });
-      // Give the freed pages back to the file system (they reach the file at the checkpoint).
+      // Give the freed pages back to the file system. They leave the database file at a
+      // checkpoint; one that other connections keep from finishing is no failure of the file.
       if (status && report.removed > 0) {
-        status = with_write_transaction(*db_, [&] { return db_->exec("PRAGMA incremental_vacuum"); });
-        if (status) status = db_->exec("PRAGMA wal_checkpoint(PASSIVE)");
+        status =
+            with_write_transaction(*db_, [&] { return db_->exec("PRAGMA incremental_vacuum"); });
+        if (status) db_->exec("PRAGMA wal_checkpoint(TRUNCATE)");
       }
       if (status) return report;
       degrade_locked(status);
@@ -327,8 +327,8 @@ Status SqliteCubinStore::put_tuning(const TuningRow& row) {
 }
 
 std::optional<TuningRow> SqliteCubinStore::find_tuning(uint64_t problem_id, int batch_bucket,
-                                                       const std::string& device_name,
-                                                       int sm_count, int driver_version) {
+                                                       const std::string& device_name, int sm_count,
+                                                       int driver_version) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (db_ != nullptr) {

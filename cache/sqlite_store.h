@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/cubin_store.h"
@@ -21,8 +22,7 @@ class SqliteCubinStore final : public CubinStore {
  public:
   // Creates the file and its directory if needed and brings the schema up to date. Fails, with
   // the reason, when the file cannot serve as a writable cache (the caller degrades to memory).
-  static Status open(const Options& options, const Logger& log,
-                     std::unique_ptr<CubinStore>* store);
+  static Status open(const Options& options, const Logger& log, std::unique_ptr<CubinStore>* store);
 
   bool persistent() const override;
   std::string path() const override;
@@ -60,7 +60,7 @@ class SqliteCubinStore final : public CubinStore {
   // is memory-only from then on.
   void degrade_locked(const Status& why);
 
-  mutable std::mutex mutex_;     // one connection: multi-statement transactions must not interleave
+  mutable std::mutex mutex_;  // one connection: multi-statement transactions must not interleave
   std::unique_ptr<SqliteDb> db_;  // null once the file failed
   const Options options_;
   const Logger& log_;

@@ -6,11 +6,11 @@ namespace smla {
 
 Status TuningTable::put(const TuningRow& row) {
   SqliteStatement upsert;
-  SMLA_TRY(db_.prepare(
-      "INSERT OR REPLACE INTO tuning (problem_id, batch_bucket, device_name, sm_count, "
-      "driver_version, config_text, measured_us, baseline_us, created) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      &upsert));
+  SMLA_TRY(
+      db_.prepare("INSERT OR REPLACE INTO tuning (problem_id, batch_bucket, device_name, sm_count, "
+                  "driver_version, config_text, measured_us, baseline_us, created) "
+                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  &upsert));
   return upsert.bind(1, to_sql(row.problem_id))
       .bind(2, static_cast<int64_t>(row.batch_bucket))
       .bind(3, row.device_name)

@@ -15,17 +15,25 @@ namespace smla::ref {
 namespace {
 
 constexpr int kDim = SMLA_HEAD_DIM;
-// Heads scored together: with q transposed to [dim][head] inside a block, the innermost loop runs
-// over a fixed number of independent accumulators, which the compiler vectorizes without
-// reassociating any sum (each head's dot product is still summed in dimension order).
-constexpr int kHeadBlock = 16;
+// Heads scored together: with q transposed to [dim][head] inside a block (32 KiB, so it stays in
+// L1), the innermost loop runs over independent accumulators, which the compiler vectorizes
+// without reassociating any sum: every dot product is still summed in dimension order.
+constexpr int kHeadBlock = 8;
+// Entries accumulated into out together: one load and store of out per kEntryGroup products,
+// added in entry order, so the sums are the same as one entry at a time.
+constexpr int kEntryGroup = 4;
 
-// Per-worker buffers, grown to the largest row seen and reused for the next rows.
+// Per-worker buffers, grown to the largest row seen and reused for the next rows. Entries are
+// padded to a multiple of kEntryGroup with zero keys and zero weights.
 struct RowScratch {
-  std::vector<double> keys;      // [valid entries][512], decoded once per row
+  std::vector<double> keys;      // [padded entries][512], decoded once per row
   std::vector<double> q_blocks;  // [head blocks][512][kHeadBlock], dequantized, padded with 0
-  std::vector<double> weights;   // [valid entries][padded heads]: scores, then exp(score - max)
+  std::vector<double> weights;   // [padded entries][padded heads]: scores, then exp(score - max)
 };
+
+int64_t padded_count(int64_t count) {
+  return (count + kEntryGroup - 1) / kEntryGroup * kEntryGroup;
+}
 
 int64_t row_length(const smla_source_desc& desc, const smla_source_args& source, int row) {
   if (source.lengths == nullptr) return desc.width;
@@ -60,7 +68,9 @@ int64_t decode_row_entries(const smla_problem& problem, const smla_args& args, i
                            RowScratch& scratch) {
   int64_t count = 0;
   for_each_valid_entry(problem, args, row, [&](int, int64_t) { ++count; });
-  if (scratch.keys.size() < static_cast<size_t>(count * kDim)) scratch.keys.resize(count * kDim);
+  const int64_t padded = padded_count(count);
+  if (scratch.keys.size() < static_cast<size_t>(padded * kDim)) scratch.keys.resize(padded * kDim);
+  std::fill(scratch.keys.begin() + count * kDim, scratch.keys.begin() + padded * kDim, 0.0);
   int64_t entry = 0;
   for_each_valid_entry(problem, args, row, [&](int s, int64_t token) {
     const smla_source_args& source = args.sources[s];
@@ -79,24 +89,34 @@ void load_q_blocks(const smla_problem& problem, const smla_args& args, int row, 
     double* block =
         scratch.q_blocks.data() + static_cast<size_t>(h / kHeadBlock) * kDim * kHeadBlock;
     const int64_t base = row * args.q_row_stride + h * args.q_head_stride;
-    for (int d = 0; d < kDim; ++d)
+    for (int d = 0; d < kDim; ++d) {
       block[d * kHeadBlock + h % kHeadBlock] = q_value(problem, args, base + d);
+    }
   }
 }
 
-// weights[j][h] = softmax_scale * <q_h, k_j>
-void score_entries(int64_t count, int blocks, double softmax_scale, RowScratch& scratch) {
+// weights[j][h] = softmax_scale * <q_h, k_j> for the `padded` entries, two at a time so that each
+// load of q serves both.
+void score_entries(int64_t padded, int blocks, double softmax_scale, RowScratch& scratch) {
   const int padded_heads = blocks * kHeadBlock;
   for (int b = 0; b < blocks; ++b) {
     const double* q = scratch.q_blocks.data() + static_cast<size_t>(b) * kDim * kHeadBlock;
-    for (int64_t j = 0; j < count; ++j) {
-      const double* key = scratch.keys.data() + j * kDim;
-      double dot[kHeadBlock] = {};
+    for (int64_t j = 0; j < padded; j += 2) {
+      const double* key0 = scratch.keys.data() + j * kDim;
+      const double* key1 = key0 + kDim;
+      double dot0[kHeadBlock] = {};
+      double dot1[kHeadBlock] = {};
       for (int d = 0; d < kDim; ++d) {
-        for (int i = 0; i < kHeadBlock; ++i) dot[i] += q[d * kHeadBlock + i] * key[d];
+        for (int i = 0; i < kHeadBlock; ++i) {
+          dot0[i] += q[d * kHeadBlock + i] * key0[d];
+          dot1[i] += q[d * kHeadBlock + i] * key1[d];
+        }
       }
       double* scores = scratch.weights.data() + j * padded_heads + b * kHeadBlock;
-      for (int i = 0; i < kHeadBlock; ++i) scores[i] = softmax_scale * dot[i];
+      for (int i = 0; i < kHeadBlock; ++i) {
+        scores[i] = softmax_scale * dot0[i];
+        scores[padded_heads + i] = softmax_scale * dot1[i];
+      }
     }
   }
 }
@@ -125,18 +145,20 @@ std::vector<double> softmax_weights(const smla_problem& problem, const smla_args
   return denominators;
 }
 
-// out[h] = sum_j weights[j][h] * k_j / denominators[h], a block of heads at a time so that each
-// decoded key is loaded once per block.
-void accumulate_out(int heads, int64_t count, int padded_heads, const RowScratch& scratch,
+// out[h] = sum_j weights[j][h] * k_j / denominators[h], a group of entries at a time.
+void accumulate_out(int heads, int64_t padded, int padded_heads, const RowScratch& scratch,
                     const std::vector<double>& denominators, double* out) {
-  for (int first = 0; first < heads; first += kHeadBlock) {
-    const int last = std::min(first + kHeadBlock, heads);
-    for (int64_t j = 0; j < count; ++j) {
-      const double* key = scratch.keys.data() + j * kDim;
-      for (int h = first; h < last; ++h) {
-        const double weight = scratch.weights[j * padded_heads + h];
-        double* out_head = out + static_cast<size_t>(h) * kDim;
-        for (int d = 0; d < kDim; ++d) out_head[d] += weight * key[d];
+  for (int64_t j = 0; j < padded; j += kEntryGroup) {
+    const double* key = scratch.keys.data() + j * kDim;
+    const double* weights = scratch.weights.data() + j * padded_heads;
+    for (int h = 0; h < heads; ++h) {
+      double weight[kEntryGroup];
+      for (int g = 0; g < kEntryGroup; ++g) weight[g] = weights[g * padded_heads + h];
+      double* out_head = out + static_cast<size_t>(h) * kDim;
+      for (int d = 0; d < kDim; ++d) {
+        double sum = out_head[d];
+        for (int g = 0; g < kEntryGroup; ++g) sum += weight[g] * key[g * kDim + d];
+        out_head[d] = sum;
       }
     }
   }
@@ -156,14 +178,18 @@ void compute_row(const smla_problem& problem, const smla_args& args, int row, Ro
   }
   const int blocks = (heads + kHeadBlock - 1) / kHeadBlock;
   const int padded_heads = blocks * kHeadBlock;
+  const int64_t padded = padded_count(count);
   load_q_blocks(problem, args, row, blocks, scratch);
-  if (scratch.weights.size() < static_cast<size_t>(count * padded_heads)) {
-    scratch.weights.resize(count * padded_heads);
+  if (scratch.weights.size() < static_cast<size_t>(padded * padded_heads)) {
+    scratch.weights.resize(padded * padded_heads);
   }
-  score_entries(count, blocks, double{args.softmax_scale}, scratch);
+  score_entries(padded, blocks, double{args.softmax_scale}, scratch);
   const std::vector<double> denominators =
       softmax_weights(problem, args, count, padded_heads, scratch, lse);
-  accumulate_out(heads, count, padded_heads, scratch, denominators, out);
+  // Padding entries weigh nothing, whatever q is.
+  std::fill(scratch.weights.begin() + count * padded_heads,
+            scratch.weights.begin() + padded * padded_heads, 0.0);
+  accumulate_out(heads, padded, padded_heads, scratch, denominators, out);
 }
 
 }  // namespace

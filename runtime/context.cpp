@@ -186,7 +186,15 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile, 
   if (arch_.empty()) {
     return error(SMLA_ERR_NO_DEVICE, "no GPU, and no options.arch to compile kernels for");
   }
-  const KernelKey key = KernelKey::decode(arch_, problem, default_tile_config(problem));
+  TileConfig tile = default_tile_config(problem);
+  // NOTE: SMLA_TILE forces one tile configuration on every problem: a knob for measuring
+  // candidates (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.sync_bf16 smla bench ...`), not for serving.
+  if (const char* forced = env("SMLA_TILE")) {
+    const std::optional<TileConfig> parsed = TileConfig::parse(forced);
+    if (!parsed) return error(SMLA_ERR_INVALID_ARGUMENT, "SMLA_TILE = \"{}\": not a tile configuration", forced);
+    tile = *parsed;
+  }
+  const KernelKey key = KernelKey::decode(arch_, problem, tile);
   auto prepared = std::unique_ptr<Prepared>(new Prepared{key, DecodeScheduler(key), {}, {}});
   SMLA_TRY(load_kernel(key, allow_compile, &prepared->decode));
   if (prepared->scheduler.geometry().segments > 1) {
@@ -220,6 +228,7 @@ Status Context::decode(const smla_problem& problem, const smla_args& args, void*
                        size_t workspace_bytes, CUstream stream) {
   if (args.num_rows == 0) return Status::ok();
   if (driver_ == nullptr) return error(SMLA_ERR_NO_DEVICE, "no GPU: smla_decode needs a device");
+  ScopedCurrentContext current(*driver_, cu_context_);
   const Prepared* prepared = find_prepared(problem);
   if (prepared == nullptr) {
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -272,7 +281,6 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
     params.partial_ml = reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
   }
 
-  ScopedCurrentContext current(*driver_, cu_context_);
   void* kernel_args[] = {&params};
   CUlaunchConfig config{};
   config.gridDimX = static_cast<unsigned>(plan.decode_blocks);

@@ -18,7 +18,7 @@ constexpr int kLayoutBf16 = 2;
 
 struct DecodeShape {
   int heads_per_cta;   // 16 or 32: the M of the score MMA is heads
-  int warps;           // consumer warps; each owns 512 / warps dims
+  int warps;           // each gathers tile_entries / warps entries and owns 512 / warps dims
   int tile_entries;    // KV entries per pipeline stage (multiple of 16)
   int stages;          // pipeline depth
   int segment_tiles;   // tiles per segment (the batch-invariant fold unit)
@@ -29,7 +29,7 @@ struct DecodeShape {
 };
 
 struct DecodeGeometry {
-  int threads;          // consumer warps + one producer warp
+  int threads;
   int tiles0, tiles1, tiles, segments;
   int entry_bytes;      // shared-memory stride of one raw entry
   int chunks_per_entry; // 16-byte chunks copied per entry
@@ -37,7 +37,10 @@ struct DecodeGeometry {
   int prob_stride;      // bf16 per head row of the probabilities
   // Byte offsets into dynamic shared memory.
   int raw_offset, scale_offset, value_offset, score_offset, prob_offset, head_offset,
-      mask_offset, barrier_offset, smem_bytes;
+      total_offset, valid_offset, smem_bytes;
+  // Whole-row mode folds segments into a running total: in registers for 16 heads per CTA, in
+  // shared memory for 32 (their registers are spent on the accumulators).
+  bool total_in_smem;
 };
 
 SMLA_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -47,7 +50,7 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   DecodeGeometry g{};
   const bool packed = s.layout == kLayoutPacked;
   const bool bf16 = s.layout == kLayoutBf16;
-  g.threads = (s.warps + 1) * 32;
+  g.threads = s.warps * 32;
   g.tiles0 = ceil_div(s.width0, s.tile_entries);
   g.tiles1 = s.num_sources > 1 ? ceil_div(s.width1, s.tile_entries) : 0;
   g.tiles = g.tiles0 + g.tiles1;
@@ -69,12 +72,13 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   offset += align_up(s.heads_per_cta * g.prob_stride * 2, 16);
   g.head_offset = offset;  // per head: rescale factor, fold step (mode, a, b), output factor
   offset += s.heads_per_cta * 5 * 4;
-  offset = align_up(offset, 8);
-  g.mask_offset = offset;
-  offset += s.stages * 8;
-  g.barrier_offset = offset;
-  offset += s.stages * 2 * 8;
-  g.smem_bytes = offset;
+  offset = align_up(offset, 16);
+  g.total_in_smem = s.heads_per_cta > 16;
+  g.total_offset = offset;
+  offset += g.total_in_smem ? s.heads_per_cta * kHeadDim * 4 : 0;
+  g.valid_offset = offset;
+  offset += s.stages * s.tile_entries;
+  g.smem_bytes = align_up(offset, 16);
   return g;
 }
 

@@ -1,14 +1,14 @@
 // The decode kernel family: sparse MQA over a 512-dim latent for one row per CTA (or one row
 // segment per CTA in split mode), heads_per_cta heads at a time, from paged KV caches.
 //
-// Roles. One producer warp gathers the selected KV entries of each tile into a ring of shared
-// memory stages with cp.async (16-byte chunks, zero-filled for invalid entries, so nothing
-// unselected is read) and signals a "full" mbarrier per stage. The consumer warps each own
-// 512 / warps of the head dimensions: they dequantize their slice of every entry once, in
-// registers, into the B fragments of the score MMA (and store the same bf16 values for the
-// value MMA), compute partial scores for all heads, reduce them through shared memory, run the
-// online softmax, and accumulate their slice of the output. Heads are the M of the score MMA, so
-// a CTA computes exactly heads_per_cta (16 or 32) heads, not 64.
+// Roles. Every warp gathers its share of each tile's selected KV entries into a ring of
+// shared-memory stages with cp.async (16-byte chunks, zero-filled for invalid entries, so nothing
+// unselected is read), kStages - 1 tiles ahead. Each warp also owns 512 / warps of the head
+// dimensions: it dequantizes its slice of every entry once, in registers, into the B fragments
+// of the score MMA (and stores the same bf16 values for the value MMA), computes partial scores
+// for all heads, which are summed through shared memory, runs its share of the online softmax,
+// and accumulates its slice of the output. Heads are the M of the score MMA, so a CTA computes
+// exactly heads_per_cta (16 or 32) heads, not 64.
 //
 // Dimension order. Within a 64-dim group a lane owns 16 consecutive dims of an entry, so one
 // 16-byte shared load feeds four k-steps; the query fragments are loaded with the same
@@ -48,10 +48,12 @@ constexpr int kPvNTiles = kDimsPerWarp / 8;
 constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
 constexpr int kLanesPerHead = kConsumers / kHeadsPerCta;
 constexpr int kEntriesPerLane = kTileEntries / kLanesPerHead;
-constexpr u32 kConsumerBarrier = 1;
-constexpr int kMaxRegisters = (65536 / (kMinBlocksPerSm * kGeo.threads)) / 8 * 8 > 255
+// Registers per thread so that kMinBlocksPerSm CTAs fit: each of the 4 schedulers has a
+// quarter of the register file for the warps it holds.
+constexpr int kWarpsPerScheduler = (kWarps * kMinBlocksPerSm + 3) / 4;
+constexpr int kMaxRegisters = 16384 / (32 * kWarpsPerScheduler) / 8 * 8 > 255
                                   ? 255
-                                  : (65536 / (kMinBlocksPerSm * kGeo.threads)) / 8 * 8;
+                                  : 16384 / (32 * kWarpsPerScheduler) / 8 * 8;
 
 static_assert(kHeadsPerCta % 16 == 0 && kMTiles >= 1, "heads per CTA: a multiple of 16");
 static_assert(kDimsPerWarp % 64 == 0, "each warp owns whole 64-dim groups");
@@ -59,6 +61,7 @@ static_assert(kTileEntries % 16 == 0 && kTileEntries <= 64, "tile entries: 16, 3
 static_assert(kLanesPerHead <= 32 && 32 % kLanesPerHead == 0, "softmax lanes per head");
 static_assert(kEntriesPerLane % 2 == 0 && kTileEntries % kLanesPerHead == 0, "softmax split");
 static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
+static_assert(kQLen >= 1 && kQLen <= 8, "rows of one request; each row has its own lists");
 
 // Where the lengths end and which tiles hold anything: both roles walk the same tile list.
 struct RowTiles {
@@ -94,13 +97,8 @@ struct Shared {
   // Per head: [0] rescale of this tile, [1] fold mode, [2] total factor, [3] segment factor,
   // [4] output factor.
   SMLA_DEVICE float* head(int h) const { return (float*)(base + kGeo.head_offset) + h * 5; }
-  SMLA_DEVICE u64* masks() const { return (u64*)(base + kGeo.mask_offset); }
-  SMLA_DEVICE u32 full_barrier(int stage) const {
-    return smem_u32(base + kGeo.barrier_offset + stage * 8);
-  }
-  SMLA_DEVICE u32 empty_barrier(int stage) const {
-    return smem_u32(base + kGeo.barrier_offset + (kStages + stage) * 8);
-  }
+  // 1 where entry e of the stage's tile is valid.
+  SMLA_DEVICE u8* valid(int stage) const { return base + kGeo.valid_offset + stage * kTileEntries; }
   // The bf16 value tile: entry e's 16-byte chunk k at chunk k ^ (e & 7), so that the eight rows
   // of every ldmatrix land in different banks.
   SMLA_DEVICE unsigned char* value_tile(int stage) const {
@@ -110,7 +108,7 @@ struct Shared {
 
 SMLA_DEVICE int swizzled_chunk(int entry, int chunk) { return chunk ^ (entry & 7); }
 
-// ---- producer ---------------------------------------------------------------------------------
+// ---- gathering ----------------------------------------------------------------------------------
 
 // Byte offsets (inside the source's cache) of an entry's data and packed scales; -1: invalid.
 struct EntryAddress {
@@ -128,86 +126,54 @@ SMLA_DEVICE EntryAddress entry_address(const SourceParams& src, int index) {
   return {page_base + slot * (kBf16Kv ? 1024 : 512), -1};
 }
 
-// Loads the index of this lane's entries of `tile` (or -1 beyond the length).
-SMLA_DEVICE void load_tile_indices(const DecodeParams& p, const RowTiles& rows, int row, int tile,
-                                   int lane, int (&index)[2]) {
+// Each warp gathers kEntriesPerWarp entries of every tile: lane i < kEntriesPerWarp owns entry
+// warp * kEntriesPerWarp + i, and the warp's lanes copy its chunks.
+constexpr int kEntriesPerWarp = kTileEntries / kWarps;
+static_assert(kEntriesPerWarp >= 1 && kEntriesPerWarp <= 32, "entries gathered per warp");
+
+// The index of this lane's entry of `tile` (or -1 beyond the length); loaded one iteration
+// before the copies that need it, so its latency hides behind a tile of work.
+SMLA_DEVICE int load_entry_index(const DecodeParams& p, const RowTiles& rows, int row, int tile, int lane) {
   const bool second = tile >= kGeo.tiles0;
   const SourceParams& src = p.sources[second ? 1 : 0];
   const int length = second ? rows.length1 : rows.length0;
-  const int first_column = (second ? tile - kGeo.tiles0 : tile) * kTileEntries;
-  const int* table = src.indices + (i64)row * src.index_row_stride;
-#pragma unroll
-  for (int j = 0; j < 2; ++j) {
-    const int column = first_column + lane + 32 * j;
-    index[j] = (lane + 32 * j < kTileEntries && column < length) ? __ldg(table + column) : -1;
-  }
+  const int column = (second ? tile - kGeo.tiles0 : tile) * kTileEntries +
+                     (threadIdx.x / 32) * kEntriesPerWarp + lane;
+  if (lane >= kEntriesPerWarp || column >= length) return -1;
+  return __ldg(src.indices + (i64)row * src.index_row_stride + column);
 }
 
-SMLA_DEVICE void produce_tile(const DecodeParams& p, const Shared& sh, int tile, int stage,
-                              const int (&index)[2], int lane) {
+// Issues this warp's copies of `tile` into `stage` (zero-filled where the entry is invalid, so
+// nothing unselected is read) and records each entry's validity.
+SMLA_DEVICE void gather_tile(const DecodeParams& p, const Shared& sh, int tile, int stage, int index, int lane) {
   const bool second = tile >= kGeo.tiles0;
   const SourceParams& src = p.sources[second ? 1 : 0];
-  EntryAddress address[2];
-#pragma unroll
-  for (int j = 0; j < 2; ++j) {
-    address[j] = second ? entry_address<kPageSize1>(src, index[j])
-                        : entry_address<kPageSize0>(src, index[j]);
-  }
-  const u64 mask = (u64)__ballot_sync(0xffffffffu, address[0].data >= 0) |
-                   ((u64)__ballot_sync(0xffffffffu, address[1].data >= 0) << 32);
+  const EntryAddress address =
+      second ? entry_address<kPageSize1>(src, index) : entry_address<kPageSize0>(src, index);
+  const int first_entry = (threadIdx.x / 32) * kEntriesPerWarp;
   const unsigned char* cache = src.cache;
   const u32 raw = smem_u32(sh.raw(stage));
-  // Chunks of the whole tile, entry-major, so consecutive lanes copy consecutive bytes.
-  constexpr int kChunks = kTileEntries * kGeo.chunks_per_entry;
-#pragma unroll 4
-  for (int id = lane; id < kChunks; id += 32) {
-    const int entry = id / kGeo.chunks_per_entry;
-    const int chunk = id % kGeo.chunks_per_entry;
-    // Every lane shuffles the same variable: a lane's own entry may differ from its source's.
-    const i64 first_half = __shfl_sync(0xffffffffu, address[0].data, entry & 31);
-    const i64 data =
-        kTileEntries > 32 && entry >= 32 ? __shfl_sync(0xffffffffu, address[1].data, entry & 31)
-                                         : first_half;
-    const int stored_chunk = kBf16Kv ? swizzled_chunk(entry, chunk) : chunk;
-    const bool valid = data >= 0;
-    cp_async_16(raw + entry * kGeo.entry_bytes + stored_chunk * 16,
-                cache + (valid ? data + chunk * 16 : 0), valid ? 16u : 0u);
-  }
-  if (kPacked) {
-    const u32 scales = smem_u32(sh.scales(stage));
+  constexpr int kChunks = kEntriesPerWarp * kGeo.chunks_per_entry;
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int entry = lane + 32 * j;
-      if (entry < kTileEntries) {
-        const bool valid = address[j].scale >= 0;
-        cp_async_8(scales + entry * 8, cache + (valid ? address[j].scale : 0), valid ? 8u : 0u);
-      }
+  for (int id = lane; id < (kChunks + 31) / 32 * 32; id += 32) {
+    const int local = id / kGeo.chunks_per_entry;
+    const int chunk = id % kGeo.chunks_per_entry;
+    const i64 data = __shfl_sync(0xffffffffu, address.data, local < kEntriesPerWarp ? local : 0);
+    if (id < kChunks) {
+      const int entry = first_entry + local;
+      const int stored_chunk = kBf16Kv ? swizzled_chunk(entry, chunk) : chunk;
+      const bool valid = data >= 0;
+      cp_async_16(raw + entry * kGeo.entry_bytes + stored_chunk * 16,
+                  cache + (valid ? data + chunk * 16 : 0), valid ? 16u : 0u);
     }
   }
-  cp_async_arrive_noinc(sh.full_barrier(stage));
-  if (lane == 0) {
-    sh.masks()[stage] = mask;
-    mbarrier_arrive(sh.full_barrier(stage));
-  }
-}
-
-SMLA_DEVICE void run_producer(const DecodeParams& p, const Shared& sh, const RowTiles& rows,
-                              int row, int begin, int end) {
-  const int lane = threadIdx.x & 31;
-  int tile = rows.next(begin, end);
-  int index[2];
-  if (tile < end) load_tile_indices(p, rows, row, tile, lane, index);
-  for (int k = 0; tile < end; ++k) {
-    const int stage = k % kStages;
-    const int next = rows.next(tile + 1, end);
-    int next_index[2];
-    // Prefetch the next tile's indices before waiting, so their latency hides behind this tile.
-    if (next < end) load_tile_indices(p, rows, row, next, lane, next_index);
-    if (k >= kStages) mbarrier_wait(sh.empty_barrier(stage), ((k / kStages) - 1) & 1);
-    produce_tile(p, sh, tile, stage, index, lane);
-    tile = next;
-    index[0] = next_index[0];
-    index[1] = next_index[1];
+  if (lane < kEntriesPerWarp) {
+    const int entry = first_entry + lane;
+    if (kPacked) {
+      const bool valid = address.scale >= 0;
+      cp_async_8(smem_u32(sh.scales(stage) + entry * 8), cache + (valid ? address.scale : 0), valid ? 8u : 0u);
+    }
+    sh.valid(stage)[entry] = address.data >= 0 ? 1 : 0;
   }
 }
 
@@ -247,11 +213,23 @@ SMLA_DEVICE u32 load_query2(const DecodeParams& p, int row, int head, int d) {
   return *(const u32*)((const u16*)p.q + offset);
 }
 
+// The folded total of whole-row mode, in registers or in shared memory (kGeo.total_in_smem);
+// each thread owns its elements, stored thread-minor so the accesses are conflict-free.
+struct FoldedTotal {
+  float registers[kGeo.total_in_smem ? 1 : kMTiles][kGeo.total_in_smem ? 1 : kPvNTiles][4];
+  float* smem;
+  SMLA_DEVICE float& at(int mt, int nt, int i) {
+    if (kGeo.total_in_smem) return smem[((mt * kPvNTiles + nt) * 4 + i) * kConsumers];
+    return registers[kGeo.total_in_smem ? 0 : mt][kGeo.total_in_smem ? 0 : nt][i];
+  }
+  SMLA_DEVICE float at(int mt, int nt, int i) const { return const_cast<FoldedTotal*>(this)->at(mt, nt, i); }
+};
+
 struct Consumer {
   int warp, lane, g, c;
   u32 q[kMTiles][kKSteps][4];
   float o[kMTiles][kPvNTiles][4];
-  float total[kMTiles][kPvNTiles][4];
+  FoldedTotal total;
 
   SMLA_DEVICE void load_query(const DecodeParams& p, int row, int head_group) {
 #pragma unroll
@@ -411,10 +389,10 @@ struct Consumer {
       const FoldStep sb = {(int)bottom[1], bottom[2], bottom[3]};
 #pragma unroll
       for (int nt = 0; nt < kPvNTiles; ++nt) {
-        total[mt][nt][0] = fold_value(total[mt][nt][0], o[mt][nt][0], st);
-        total[mt][nt][1] = fold_value(total[mt][nt][1], o[mt][nt][1], st);
-        total[mt][nt][2] = fold_value(total[mt][nt][2], o[mt][nt][2], sb);
-        total[mt][nt][3] = fold_value(total[mt][nt][3], o[mt][nt][3], sb);
+        total.at(mt, nt, 0) = fold_value(total.at(mt, nt, 0), o[mt][nt][0], st);
+        total.at(mt, nt, 1) = fold_value(total.at(mt, nt, 1), o[mt][nt][1], st);
+        total.at(mt, nt, 2) = fold_value(total.at(mt, nt, 2), o[mt][nt][2], sb);
+        total.at(mt, nt, 3) = fold_value(total.at(mt, nt, 3), o[mt][nt][3], sb);
         o[mt][nt][0] = o[mt][nt][1] = o[mt][nt][2] = o[mt][nt][3] = 0.0f;
       }
     }
@@ -429,7 +407,8 @@ struct HeadSoftmax {
   float max = neg_inf(), sum = 0.0f;            // segment state (log2 units)
   float total_max = neg_inf(), total_sum = 0.0f;  // folded state (whole-row mode)
 
-  SMLA_DEVICE void tile(const DecodeParams& p, const Shared& sh, u64 mask) {
+  SMLA_DEVICE void tile(const DecodeParams& p, const Shared& sh, int stage) {
+    const u8* valid = sh.valid(stage);
     float s[kEntriesPerLane];
     float tile_max = neg_inf();
 #pragma unroll
@@ -437,8 +416,7 @@ struct HeadSoftmax {
       float acc = 0.0f;
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) acc += sh.scores()[(w * kHeadsPerCta + head) * kGeo.score_stride + first + j];
-      const bool valid = (mask >> (first + j)) & 1;
-      s[j] = valid ? acc * p.score_scale_log2 : neg_inf();
+      s[j] = valid[first + j] ? acc * p.score_scale_log2 : neg_inf();
       tile_max = fmaxf(tile_max, s[j]);
     }
 #pragma unroll
@@ -492,9 +470,9 @@ SMLA_DEVICE void store_output(const DecodeParams& p, const Shared& sh, const Con
       u16* out = (u16*)p.out + (i64)row * p.out_row_stride + (i64)head * p.out_head_stride;
 #pragma unroll
       for (int nt = 0; nt < kPvNTiles; ++nt) {
-        const float* v = cs.total[mt][nt];
         const int d = cs.warp * kDimsPerWarp + 8 * nt + 2 * cs.c;
-        *(u32*)(out + d) = pack_bf16x2(__fmul_rn(v[2 * half], factor), __fmul_rn(v[2 * half + 1], factor));
+        *(u32*)(out + d) = pack_bf16x2(__fmul_rn(cs.total.at(mt, nt, 2 * half), factor),
+                                       __fmul_rn(cs.total.at(mt, nt, 2 * half + 1), factor));
       }
     }
 }
@@ -517,45 +495,66 @@ SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
   return __fmul_rn(p.sink[head], kLog2e);
 }
 
-SMLA_DEVICE void run_consumers(const DecodeParams& p, const Shared& sh, const RowTiles& rows, int row,
+SMLA_DEVICE void run_cta(const DecodeParams& p, const Shared& sh, const RowTiles& rows, int row,
                                int head_group, int begin, int end, i64 item) {
   Consumer cs;
   cs.warp = threadIdx.x / 32;
   cs.lane = threadIdx.x & 31;
   cs.g = cs.lane >> 2;
   cs.c = cs.lane & 3;
+  cs.total.smem = (float*)(sh.base + kGeo.total_offset) + threadIdx.x;
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
     for (int nt = 0; nt < kPvNTiles; ++nt)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) cs.o[mt][nt][i] = cs.total[mt][nt][i] = 0.0f;
+      for (int i = 0; i < 4; ++i) cs.o[mt][nt][i] = cs.total.at(mt, nt, i) = 0.0f;
   cs.load_query(p, row, head_group);
   HeadSoftmax sm;
   sm.head = threadIdx.x / kLanesPerHead;
   sm.first = (threadIdx.x % kLanesPerHead) * kEntriesPerLane;
   const bool owner = (threadIdx.x % kLanesPerHead) == 0;
 
+  // Pipeline: tile k lives in stage k % kStages; the tiles kStages - 1 ahead are in flight.
+  // The first ones' indices are loaded together, so the start pays one index latency.
+  int ahead_tile[kStages - 1];
+  int ahead_index[kStages - 1];
+  int fetch = rows.next(begin, end);
+#pragma unroll
+  for (int j = 0; j < kStages - 1; ++j) {
+    ahead_tile[j] = fetch;
+    ahead_index[j] = fetch < end ? load_entry_index(p, rows, row, fetch, cs.lane) : -1;
+    fetch = fetch < end ? rows.next(fetch + 1, end) : end;
+  }
+#pragma unroll
+  for (int j = 0; j < kStages - 1; ++j) {
+    if (ahead_tile[j] < end) gather_tile(p, sh, ahead_tile[j], j, ahead_index[j], cs.lane);
+    cp_async_commit();
+  }
+  int fetch_index = fetch < end ? load_entry_index(p, rows, row, fetch, cs.lane) : -1;
+
   int tile = rows.next(begin, end);
   for (int k = 0; tile < end; ++k) {
     const int stage = k % kStages;
     const int next = rows.next(tile + 1, end);
-    mbarrier_wait(sh.full_barrier(stage), (k / kStages) & 1);
-    // Read before the stage is released: the producer rewrites it for a later tile.
-    const u64 mask = sh.masks()[stage];
+    cp_async_wait<kStages - 2>();
+    // Tile k has landed for every thread, and every warp is done with tile k - 1.
+    __syncthreads();
+    if (fetch < end) {
+      gather_tile(p, sh, fetch, (k + kStages - 1) % kStages, fetch_index, cs.lane);
+      fetch = rows.next(fetch + 1, end);
+      fetch_index = fetch < end ? load_entry_index(p, rows, row, fetch, cs.lane) : -1;
+    }
+    cp_async_commit();
     float s[kMTiles][kNTiles][4];
     cs.scores(sh, stage, s);
-    __syncwarp();
-    if (!kBf16Kv && cs.lane == 0) mbarrier_arrive(sh.empty_barrier(stage));
     cs.store_scores(sh, s);
-    named_barrier(kConsumerBarrier, kConsumers);
-    sm.tile(p, sh, mask);
+    __syncthreads();
+    sm.tile(p, sh, stage);
     const bool segment_ends = next >= end || next / kSegmentTiles != tile / kSegmentTiles;
     if (segment_ends && !p.split) sm.end_segment(sh);
-    named_barrier(kConsumerBarrier, kConsumers);
+    __syncthreads();
     cs.accumulate_values(sh, stage);
-    __syncwarp();
-    if (kBf16Kv && cs.lane == 0) mbarrier_arrive(sh.empty_barrier(stage));
     if (segment_ends && !p.split) cs.fold_segment(sh);
     tile = next;
   }
@@ -576,15 +575,13 @@ SMLA_DEVICE void run_consumers(const DecodeParams& p, const Shared& sh, const Ro
     sh.head(sm.head)[4] = output_factor(sm.total_max, sm.total_sum, sink_log2(p, head), p.out_scale);
     if (kWantLse && head < kNumHeads) p.lse[(i64)row * kNumHeads + head] = row_lse(sm.total_max, sm.total_sum);
   }
-  named_barrier(kConsumerBarrier, kConsumers);
+  __syncthreads();
   store_output(p, sh, cs, row, head_group);
 }
 
 }  // namespace decode
 }  // namespace smla
 
-// NOTE: __maxnreg__ rather than __launch_bounds__(threads, blocks): ptxas rounds the thread count
-// up before dividing the register file, which capped 288-thread CTAs at 168 registers.
 extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters) smla_decode(const __grid_constant__ smla::DecodeParams p) {
   using namespace smla;
   using namespace smla::decode;
@@ -603,16 +600,5 @@ extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters) smla_decode(
   rows.length0 = clamp_length(p.sources[0].lengths, row, kWidth0);
   rows.length1 = kNumSources > 1 ? clamp_length(p.sources[1].lengths, row, kWidth1) : 0;
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(sh.full_barrier(s), 33);  // 32 cp.async arrivals + the mask's
-      mbarrier_init(sh.empty_barrier(s), kWarps);
-    }
-  }
-  __syncthreads();
-  if (threadIdx.x >= kConsumers) {
-    run_producer(p, sh, rows, row, begin, end);
-  } else {
-    run_consumers(p, sh, rows, row, head_group, begin, end, item);
-  }
+  run_cta(p, sh, rows, row, head_group, begin, end, item);
 }

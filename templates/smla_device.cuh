@@ -41,33 +41,12 @@ SMLA_DEVICE void cp_async_8(u32 dst, const void* src, u32 src_bytes) {
                "r"(src_bytes)
                : "memory");
 }
-// The barrier's arrival count is decremented once this thread's prior cp.async complete.
-SMLA_DEVICE void cp_async_arrive_noinc(u32 barrier) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(barrier)
-               : "memory");
+SMLA_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Waits until at most `kPending` of this thread's committed groups are still in flight.
+template <int kPending>
+SMLA_DEVICE void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
-SMLA_DEVICE void mbarrier_init(u32 barrier, u32 count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(barrier), "r"(count) : "memory");
-}
-SMLA_DEVICE void mbarrier_arrive(u32 barrier) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(barrier) : "memory");
-}
-SMLA_DEVICE void mbarrier_wait(u32 barrier, u32 parity) {
-  asm volatile(
-      "{\n"
-      " .reg .pred done;\n"
-      "wait_%=:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      " @!done bra wait_%=;\n"
-      "}\n" ::"r"(barrier),
-      "r"(parity)
-      : "memory");
-}
-// A barrier among `threads` threads (a multiple of 32) that leaves the other warps running.
-SMLA_DEVICE void named_barrier(u32 id, u32 threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 // ---- tensor-core fragments ------------------------------------------------------------------
 
 SMLA_DEVICE void ldmatrix_x4(u32 address, u32& r0, u32& r1, u32& r2, u32& r3) {

@@ -1,14 +1,18 @@
-// The smla command line: cache build/ls/stats/verify/gc/path, check, bench (DESIGN.md §6).
+// The smla command line (DESIGN.md §6): info, selftest, cache build/ls/stats/verify/gc/path,
+// check, bench. Plain text by default, JSON with --json.
 #include <smla.h>
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include "tools/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"smla: JIT-compiled DeepSeek-V4 sparse attention"};
-  app.require_subcommand(0, 1);
+  app.require_subcommand(1);
   app.set_version_flag("--version", std::string(smla_version()));
+  int exit_code = 0;
+  smla::tools::add_info_commands(app, &exit_code);
+  smla::tools::add_cache_commands(app, &exit_code);
+  smla::tools::add_check_command(app, &exit_code);
+  smla::tools::add_bench_command(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
-  fmt::print("smla {}\n", smla_version());
-  return 0;
+  return exit_code;
 }

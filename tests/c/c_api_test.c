@@ -246,6 +246,7 @@ static void check_valid_calls(smla_context* ctx) {
   smla_context* no_compile = NULL;
   smla_options options;
   smla_status status;
+  char detail[512];
   report(decode(ctx, &c) == SMLA_OK, "decode: 0 rows is SMLA_OK", "");
   memset(&c.args, 0, sizeof c.args); /* nothing is read without rows */
   report(decode(ctx, &c) == SMLA_OK, "decode: 0 rows with NULL pointers is SMLA_OK", "");
@@ -261,10 +262,11 @@ static void check_valid_calls(smla_context* ctx) {
   }
   c = valid_call(4);
   status = decode(no_compile, &c);
+  snprintf(detail, sizeof detail, "%s: \"%s\"", smla_status_string(status),
+           status == SMLA_OK ? "" : smla_last_error());
   report(
       status == SMLA_ERR_NO_DEVICE || status == SMLA_ERR_NOT_READY || status == SMLA_ERR_WORKSPACE,
-      "decode: valid 4-row call passes validation and stops before launching",
-      smla_status_string(status));
+      "decode: valid 4-row call passes validation and stops before launching", detail);
   smla_context_destroy(no_compile);
 }
 

@@ -1,7 +1,9 @@
 #include "cpu/cache/cache_test_support.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,9 +14,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <fmt/format.h>
-#include <gtest/gtest.h>
-
 namespace smla::cache_test {
 
 namespace {
@@ -24,7 +23,8 @@ constexpr uid_t kNobody = 65534;
 }  // namespace
 
 TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "smla-cache-test-XXXXXX").string();
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "smla-cache-test-XXXXXX").string();
   if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
   chmod(pattern.c_str(), 0777);
   path_ = pattern;
@@ -160,7 +160,8 @@ ChildResult run_unprivileged(const std::function<std::string()>& body) {
   }
   int wait_status = 0;
   waitpid(pid, &wait_status, 0);
-  result.exit_code = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+  result.exit_code =
+      WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
   result.stderr_text = read_file_bytes(log_path);
   close(log_fd);
   unlink(log_path);

@@ -18,7 +18,8 @@ TEST(CubinStoreGetOrCompile, CompilesOnceThenServesTheStoredCubin) {
   {
     std::vector<uint8_t> cubin;
     bool compiled = false;
-    ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
+    ASSERT_TRUE(
+        store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
     EXPECT_TRUE(compiled);
     EXPECT_EQ(cubin, test_cubin(0));
     EXPECT_EQ(calls, 1);
@@ -26,7 +27,8 @@ TEST(CubinStoreGetOrCompile, CompilesOnceThenServesTheStoredCubin) {
   {
     std::vector<uint8_t> cubin;
     bool compiled = true;
-    ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
+    ASSERT_TRUE(
+        store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
     EXPECT_FALSE(compiled);
     EXPECT_EQ(cubin, test_cubin(0));
     EXPECT_EQ(calls, 1);
@@ -78,8 +80,8 @@ TEST(CubinStoreGetOrCompile, ReturnsTheCompilerErrorAndStoresNothing) {
   bool compiled = true;
   Status status = store->get_or_compile(
       test_entry(0),
-      [](std::vector<uint8_t>*, double*) { return error(SMLA_ERR_COMPILE, "nvrtc: boom"); },
-      &cubin, &compiled);
+      [](std::vector<uint8_t>*, double*) { return error(SMLA_ERR_COMPILE, "nvrtc: boom"); }, &cubin,
+      &compiled);
   EXPECT_EQ(status.code(), SMLA_ERR_COMPILE);
   EXPECT_EQ(status.message(), "nvrtc: boom");
   EXPECT_FALSE(compiled);

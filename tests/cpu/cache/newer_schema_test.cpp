@@ -14,7 +14,8 @@ std::string make_newer_file(const TempDir& dir) {
   std::string path = dir.file("newer.sqlite");
   sql_exec(path,
            "CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);"
-           "INSERT INTO meta VALUES ('schema_version', '" + std::to_string(kSchemaVersion + 1) +
+           "INSERT INTO meta VALUES ('schema_version', '" +
+               std::to_string(kSchemaVersion + 1) +
                "');"
                "CREATE TABLE kernels (id INTEGER PRIMARY KEY, future_column BLOB);");
   return path;

@@ -21,10 +21,12 @@ TEST(CubinStorePersistence, ReopenedFileServesEverythingWithoutCompiling) {
   row.baseline_us = 12.25;
   row.created = 1700000000;
   {
-    std::unique_ptr<CubinStore> store = CubinStore::open(options_for(dir.file("cache.sqlite")), log);
+    std::unique_ptr<CubinStore> store =
+        CubinStore::open(options_for(dir.file("cache.sqlite")), log);
     for (int index = 0; index < 3; ++index) {
       std::vector<uint8_t> cubin;
-      ASSERT_TRUE(store->get_or_compile(test_entry(index), counting_compile(index, &calls), &cubin));
+      ASSERT_TRUE(
+          store->get_or_compile(test_entry(index), counting_compile(index, &calls), &cubin));
     }
     ASSERT_TRUE(store->put_tuning(row));
   }
@@ -41,7 +43,8 @@ TEST(CubinStorePersistence, ReopenedFileServesEverythingWithoutCompiling) {
     EXPECT_EQ(cubin, test_cubin(index));
   }
   EXPECT_EQ(calls, 3);
-  std::optional<TuningRow> found = store->find_tuning(row.problem_id, 64, "NVIDIA H200", 132, 13000);
+  std::optional<TuningRow> found =
+      store->find_tuning(row.problem_id, 64, "NVIDIA H200", 132, 13000);
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->config_text, row.config_text);
 }

@@ -26,7 +26,9 @@ void check_degrades_and_leaves(const std::string& path) {
   EXPECT_NE(warnings.find(path), std::string::npos) << warnings;
   EXPECT_FALSE(store->persistent());
   EXPECT_EQ(calls, 1);
-  if (std::filesystem::is_regular_file(path)) EXPECT_EQ(read_file_bytes(path), before);
+  if (std::filesystem::is_regular_file(path)) {
+    EXPECT_EQ(read_file_bytes(path), before);
+  }
 }
 
 TEST(CubinStoreUnusableFile, DegradesToMemoryWithOneWarning) {

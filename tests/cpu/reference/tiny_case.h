@@ -17,6 +17,9 @@
 
 namespace smla::ref::testing {
 
+inline constexpr smla_kv_layout kAllLayouts[] = {SMLA_KV_FP8_UNIFORM, SMLA_KV_FP8_PACKED,
+                                                 SMLA_KV_BF16};
+
 struct Token {
   float key = 0;
   float marker = 0;

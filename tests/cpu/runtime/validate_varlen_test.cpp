@@ -71,6 +71,11 @@ TEST(ValidateVarlen, CuSeqlensNonDecreasing) {
   prefill.varlen.cu_seqlens_q = prefill.cu_seqlens_q.data();
   EXPECT_TRUE(IsInvalid(prefill.validate(),
                         {"varlen.cu_seqlens_q[2] = 3", "must be >= varlen.cu_seqlens_q[1] = 5"}));
+  // A drop at the last entry, which itself equals num_rows.
+  prefill.cu_seqlens_q = {0, 3, 9, 8};
+  prefill.varlen.cu_seqlens_q = prefill.cu_seqlens_q.data();
+  EXPECT_TRUE(IsInvalid(prefill.validate(),
+                        {"varlen.cu_seqlens_q[3] = 8", "must be >= varlen.cu_seqlens_q[2] = 9"}));
 }
 
 TEST(ValidateVarlen, CuSeqlensEndsAtNumRows) {

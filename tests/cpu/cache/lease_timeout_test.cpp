@@ -1,0 +1,50 @@
+// A lease that outlives the lease timeout is taken over even when its holder cannot be checked
+// (another host) or seems alive: a hung compiler must not block everyone forever. Until then,
+// others wait.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <ctime>
+
+#include "cpu/cache/cache_test_support.h"
+
+namespace smla::cache_test {
+namespace {
+
+// Puts a lease of pid 1 on another host on kernel 0, taken at `started`, and times how long
+// get_or_compile takes to get the kernel anyway.
+double seconds_to_take_over(int lease_timeout_s, int64_t started) {
+  TempDir dir;
+  std::string path = dir.file("cache.sqlite");
+  Logger log(SMLA_LOG_ERROR);
+  CubinStore::Options options = options_for(path);
+  options.lease_timeout_s = lease_timeout_s;
+  std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+  sql_exec(path, fmt::format("INSERT INTO leases (id, pid, host, started) VALUES ({}, 1, "
+                             "'elsewhere.example', {})",
+                             static_cast<int64_t>(test_entry(0).id), started));
+  std::atomic<int> calls{0};
+  std::vector<uint8_t> cubin;
+  bool compiled = false;
+  auto begin = std::chrono::steady_clock::now();
+  EXPECT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_TRUE(compiled);
+  EXPECT_EQ(cubin, test_cubin(0));
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM leases"), 0);
+  return seconds;
+}
+
+TEST(CubinStoreLeases, LeaseOlderThanTheTimeoutIsTakenOver) {
+  EXPECT_LT(seconds_to_take_over(600, std::time(nullptr) - 1000), 1.0);
+}
+
+TEST(CubinStoreLeases, FreshLeaseIsWaitedOnUntilItTimesOut) {
+  double seconds = seconds_to_take_over(1, std::time(nullptr));
+  EXPECT_GE(seconds, 0.9);
+  EXPECT_LT(seconds, 5.0);
+}
+
+}  // namespace
+}  // namespace smla::cache_test

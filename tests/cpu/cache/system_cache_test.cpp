@@ -1,0 +1,130 @@
+// The read-only system cache is consulted before the user cache and never written: not its
+// kernels, not their hits, not even a side file next to it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "cpu/cache/cache_test_support.h"
+
+namespace smla::cache_test {
+namespace {
+
+// A prewarmed system cache holding kernels 0 and 1, as a packaging step would ship it: in
+// rollback-journal mode, so that a reader needs no -wal or -shm file beside it.
+std::string make_system_cache(const TempDir& dir) {
+  std::string path = dir.file("system.sqlite");
+  Logger log;
+  std::atomic<int> calls{0};
+  std::vector<uint8_t> cubin;
+  std::unique_ptr<CubinStore> store = CubinStore::open(options_for(path), log);
+  for (int index = 0; index < 2; ++index) {
+    EXPECT_TRUE(store->get_or_compile(test_entry(index), counting_compile(index, &calls), &cubin));
+  }
+  store.reset();
+  sql_exec(path, "PRAGMA journal_mode = DELETE");
+  return path;
+}
+
+std::set<std::string> directory_listing(const std::string& directory) {
+  std::set<std::string> names;
+  for (const auto& item : std::filesystem::directory_iterator(directory)) {
+    names.insert(item.path().filename().string());
+  }
+  return names;
+}
+
+TEST(CubinStoreSystemCache, ConsultedFirstAndNeverWritten) {
+  TempDir system_dir;
+  TempDir user_dir;
+  std::string system_path = make_system_cache(system_dir);
+  std::string before = read_file_bytes(system_path);
+  std::set<std::string> files_before = directory_listing(system_dir.path());
+
+  for (std::string user_path : {user_dir.file("user.sqlite"), std::string()}) {
+    SCOPED_TRACE(user_path.empty() ? "memory-only user cache" : "file user cache");
+    Logger log;
+    CubinStore::Options options = options_for(user_path);
+    options.system_path = system_path;
+    testing::internal::CaptureStderr();
+    std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+    std::atomic<int> calls{0};
+    for (int round = 0; round < 2; ++round) {
+      for (int index = 0; index < 3; ++index) {
+        std::vector<uint8_t> cubin;
+        bool compiled = false;
+        ASSERT_TRUE(store->get_or_compile(test_entry(index), counting_compile(index, &calls),
+                                          &cubin, &compiled));
+        EXPECT_EQ(cubin, test_cubin(index));
+        EXPECT_EQ(compiled, index == 2 && round == 0);
+      }
+    }
+    ASSERT_TRUE(store->find(test_entry(1).id).has_value());
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+    EXPECT_EQ(calls, 1);  // only kernel 2, which the system cache lacks
+
+    std::vector<KernelEntry> entries = store->list();
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_EQ(entries[0].origin, "system");
+    EXPECT_EQ(entries[1].origin, "system");
+    EXPECT_EQ(entries[2].origin, user_path.empty() ? "memory" : "user");
+    EXPECT_EQ(store->stats().kernels, 1);  // stats describe the user cache
+    EXPECT_TRUE(store->verify().clean());
+    if (!user_path.empty()) {
+      EXPECT_EQ(sql_int(user_path, "SELECT count(*) FROM kernels"), 1);
+    }
+  }
+  EXPECT_EQ(read_file_bytes(system_path), before);
+  EXPECT_EQ(directory_listing(system_dir.path()), files_before);
+  EXPECT_EQ(sql_int(system_path, "SELECT sum(hits) FROM kernels"), 0);
+}
+
+TEST(CubinStoreSystemCache, BadSystemBlobFallsBackToTheUserCacheAndStays) {
+  TempDir dir;
+  std::string system_path = make_system_cache(dir);
+  flip_cubin_byte(system_path, test_entry(0).id, 100);
+  std::string before = read_file_bytes(system_path);
+
+  Logger log;
+  CubinStore::Options options = options_for(dir.file("user.sqlite"));
+  options.system_path = system_path;
+  std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+  std::atomic<int> calls{0};
+  testing::internal::CaptureStderr();
+  for (int round = 0; round < 3; ++round) {
+    std::vector<uint8_t> cubin;
+    ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin));
+    EXPECT_EQ(cubin, test_cubin(0));
+  }
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(count_warnings(warnings), 1) << warnings;  // once, not once per lookup
+  EXPECT_EQ(calls, 1);                                 // rebuilt into the user cache, once
+
+  VerifyReport report = store->verify();
+  ASSERT_EQ(report.bad.size(), 1u);
+  EXPECT_EQ(report.bad[0], "system: " + test_entry(0).key_text);
+  EXPECT_EQ(report.checked, 3);  // one user entry, two system entries
+  EXPECT_EQ(read_file_bytes(system_path), before);
+}
+
+TEST(CubinStoreSystemCache, MissingSystemCacheWarnsOnceAndTheUserCacheWorks) {
+  TempDir dir;
+  Logger log;
+  CubinStore::Options options = options_for(dir.file("user.sqlite"));
+  options.system_path = dir.file("no-such-system.sqlite");
+  testing::internal::CaptureStderr();
+  std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+  std::atomic<int> calls{0};
+  for (int round = 0; round < 2; ++round) {
+    std::vector<uint8_t> cubin;
+    ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin));
+  }
+  std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(count_warnings(warnings), 1) << warnings;
+  EXPECT_TRUE(store->persistent());
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(std::filesystem::exists(options.system_path));  // read-only: never created
+}
+
+}  // namespace
+}  // namespace smla::cache_test

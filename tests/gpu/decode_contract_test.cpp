@@ -1,0 +1,180 @@
+// The contract points of DESIGN.md §2 on the device: a row's bits do not depend on its
+// batchmates, a graph captured after prepare replays correctly after the index tables and
+// lengths change, capturing without prepare is SMLA_ERR_NOT_READY, and a short workspace is
+// SMLA_ERR_WORKSPACE.
+#include <cstring>
+#include <random>
+
+#include "gpu_env.h"
+
+namespace smla::gpu_test {
+namespace {
+
+ref::CaseSpec contract_spec(int rows, uint64_t seed) {
+  ref::CaseSpec spec;
+  spec.problem = make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+  spec.num_rows = rows;
+  spec.seed = seed;
+  return spec;
+}
+
+// The arguments of rows [first, first + count) of `args`.
+smla_args row_slice(const smla_problem& p, const smla_args& args, int first, int count) {
+  smla_args s = args;
+  const size_t q_bytes = p.q_dtype == SMLA_BF16 ? 2 : 1;
+  s.num_rows = count;
+  s.q = static_cast<const char*>(args.q) + first * args.q_row_stride * q_bytes;
+  for (int i = 0; i < p.num_sources; ++i) {
+    s.sources[i].indices = args.sources[i].indices + first * args.sources[i].index_row_stride;
+    if (s.sources[i].lengths) s.sources[i].lengths = args.sources[i].lengths + first;
+  }
+  s.out = static_cast<uint16_t*>(args.out) + first * args.out_row_stride;
+  if (s.lse) s.lse = args.lse + static_cast<size_t>(first) * p.num_heads;
+  return s;
+}
+
+TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
+  SMLA_REQUIRE_GPU();
+  GpuEnv& env = GpuEnv::get();
+  const ref::CaseSpec spec = contract_spec(200, 900);
+  if (prewarmed(spec.problem)) return;
+  const ref::HostCase host = ref::make_random_case(spec);
+  tools::DeviceCase dc;
+  ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
+  const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
+  const tools::CheckResult full = tools::run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
+  ASSERT_TRUE(full.status.is_ok()) << full.status.message();
+  ASSERT_TRUE(full.comparison.passed({})) << full.comparison.summary();
+
+  size_t workspace_bytes = 0;
+  ASSERT_EQ(smla_prepare(env.ctx, &host.problem, 200, &workspace_bytes), SMLA_OK);
+  DeviceBuffer workspace;
+  ASSERT_TRUE(env.session->allocate(workspace_bytes, &workspace).is_ok());
+  const size_t row_elements = static_cast<size_t>(host.problem.num_heads) * SMLA_HEAD_DIM;
+  // 1 and 40 rows split into segments; 200 rows run whole. The bits must agree.
+  for (const auto& slice : {std::pair<int, int>{0, 1}, {57, 1}, {199, 1}, {100, 40}, {3, 48}}) {
+    ASSERT_TRUE(dc.poison_outputs().is_ok());
+    const smla_args args = row_slice(host.problem, dc.args(), slice.first, slice.second);
+    ASSERT_EQ(smla_decode(env.ctx, &host.problem, &args, workspace.get(), workspace_bytes, env.stream), SMLA_OK)
+        << smla_last_error();
+    ASSERT_TRUE(env.session->synchronize(env.stream).is_ok());
+    std::vector<uint16_t> out;
+    std::vector<float> lse;
+    ASSERT_TRUE(dc.download(&out, &lse).is_ok());
+    const size_t begin = slice.first * row_elements;
+    const size_t count = slice.second * row_elements;
+    EXPECT_EQ(0, std::memcmp(out.data() + begin, full.out.data() + begin, count * 2))
+        << "rows " << slice.first << ".." << slice.first + slice.second << " differ from the 200-row call";
+    EXPECT_EQ(0, std::memcmp(lse.data() + slice.first * host.problem.num_heads,
+                             full.lse.data() + slice.first * host.problem.num_heads,
+                             slice.second * host.problem.num_heads * sizeof(float)));
+  }
+}
+
+// Row r takes row r+1's lists with a shorter random length: only entries the original case
+// selected (the rest of the caches hold NaN).
+ref::HostCase rotate_rows(const ref::HostCase& host, uint64_t seed) {
+  ref::HostCase changed = host;
+  std::mt19937_64 rng(seed);
+  for (int s = 0; s < host.problem.num_sources; ++s) {
+    const ref::HostSource& src = host.sources[s];
+    ref::HostSource& dst = changed.sources[s];
+    for (int r = 0; r < host.num_rows; ++r) {
+      const int from = (r + 1) % host.num_rows;
+      std::copy_n(src.indices.begin() + from * src.index_row_stride, src.index_row_stride,
+                  dst.indices.begin() + r * src.index_row_stride);
+      dst.lengths[r] = static_cast<int32_t>(rng() % (src.lengths[from] + 1));
+    }
+  }
+  return changed;
+}
+
+TEST(DecodeContract, CapturedGraphReplaysAfterTablesChange) {
+  SMLA_REQUIRE_GPU();
+  GpuEnv& env = GpuEnv::get();
+  for (int rows : {8, 100}) {
+    const ref::CaseSpec spec = contract_spec(rows, 910 + rows);
+    if (prewarmed(spec.problem)) return;
+    const ref::HostCase host = ref::make_random_case(spec);
+    tools::DeviceCase dc;
+    ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
+    size_t workspace_bytes = 0;
+    ASSERT_EQ(smla_prepare(env.ctx, &host.problem, rows, &workspace_bytes), SMLA_OK);
+    DeviceBuffer workspace;
+    ASSERT_TRUE(env.session->allocate(workspace_bytes, &workspace).is_ok());
+
+    const CudaDriver& d = env.session->driver();
+    ASSERT_EQ(d.cuStreamBeginCapture(env.stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    const smla_status captured =
+        smla_decode(env.ctx, &host.problem, &dc.args(), workspace.get(), workspace_bytes, env.stream);
+    CUgraph graph = nullptr;
+    ASSERT_EQ(d.cuStreamEndCapture(env.stream, &graph), CUDA_SUCCESS);
+    ASSERT_EQ(captured, SMLA_OK) << smla_last_error();
+    CUgraphExec exec = nullptr;
+    ASSERT_EQ(d.cuGraphInstantiateWithFlags(&exec, graph, 0), CUDA_SUCCESS);
+
+    const ref::HostCase changed = rotate_rows(host, 5);
+    for (const ref::HostCase* version : {&host, &changed}) {
+      for (int s = 0; s < host.problem.num_sources; ++s) {
+        ASSERT_TRUE(dc.upload_indices(s, version->sources[s].indices).is_ok());
+        ASSERT_TRUE(dc.upload_lengths(s, version->sources[s].lengths).is_ok());
+      }
+      ASSERT_TRUE(dc.poison_outputs().is_ok());
+      ASSERT_EQ(d.cuGraphLaunch(exec, env.stream), CUDA_SUCCESS);
+      ASSERT_TRUE(env.session->synchronize(env.stream).is_ok());
+      std::vector<uint16_t> out;
+      std::vector<float> lse;
+      ASSERT_TRUE(dc.download(&out, &lse).is_ok());
+      const ref::ReferenceResult reference = ref::attention(version->problem, version->host_args());
+      const ref::Comparison c = ref::compare(version->problem, rows, reference, out.data(), dc.args().out_row_stride,
+                                             dc.args().out_head_stride, lse.data());
+      EXPECT_TRUE(c.passed({})) << "rows " << rows << (version == &host ? " as captured: " : " after the change: ")
+                                << c.summary();
+    }
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(graph);
+  }
+}
+
+TEST(DecodeContract, CapturingWithoutPrepareIsNotReady) {
+  SMLA_REQUIRE_GPU();
+  GpuEnv& env = GpuEnv::get();
+  const ref::CaseSpec spec = contract_spec(4, 920);
+  if (prewarmed(spec.problem)) return;
+  const ref::HostCase host = ref::make_random_case(spec);
+  tools::DeviceCase dc;
+  ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
+  smla_context* fresh = nullptr;
+  ASSERT_EQ(smla_context_create(nullptr, &fresh), SMLA_OK);
+  const CudaDriver& d = env.session->driver();
+  ASSERT_EQ(d.cuStreamBeginCapture(env.stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  const smla_status rc = smla_decode(fresh, &host.problem, &dc.args(), nullptr, 0, env.stream);
+  const std::string message = smla_last_error();
+  CUgraph graph = nullptr;
+  EXPECT_EQ(d.cuStreamEndCapture(env.stream, &graph), CUDA_SUCCESS);
+  if (graph) d.cuGraphDestroy(graph);
+  EXPECT_EQ(rc, SMLA_ERR_NOT_READY) << message;
+  EXPECT_NE(message.find("smla_prepare"), std::string::npos) << message;
+  smla_context_destroy(fresh);
+}
+
+TEST(DecodeContract, ShortWorkspaceIsRejected) {
+  SMLA_REQUIRE_GPU();
+  GpuEnv& env = GpuEnv::get();
+  const ref::CaseSpec spec = contract_spec(2, 930);
+  if (prewarmed(spec.problem)) return;
+  const ref::HostCase host = ref::make_random_case(spec);
+  tools::DeviceCase dc;
+  ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
+  size_t workspace_bytes = 0;
+  ASSERT_EQ(smla_prepare(env.ctx, &host.problem, 2, &workspace_bytes), SMLA_OK);
+  ASSERT_GT(workspace_bytes, 16u);
+  DeviceBuffer workspace;
+  ASSERT_TRUE(env.session->allocate(workspace_bytes, &workspace).is_ok());
+  EXPECT_EQ(smla_decode(env.ctx, &host.problem, &dc.args(), workspace.get(), workspace_bytes - 16, env.stream),
+            SMLA_ERR_WORKSPACE);
+  EXPECT_NE(std::string(smla_last_error()).find("workspace"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace smla::gpu_test

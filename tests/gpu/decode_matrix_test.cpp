@@ -1,0 +1,101 @@
+// Decode against the CPU reference on random inputs, over the problem space of the API:
+// head counts, layouts, q dtypes, row counts (split and whole-row), MTP q_len, source shapes,
+// page sizes. Inputs hold invalid and out-of-range indices, random lengths including 0, and NaN
+// in every unselected cache slot; outputs are poisoned before each run.
+#include "gpu_env.h"
+
+namespace smla::gpu_test {
+namespace {
+
+ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed) {
+  ref::CaseSpec spec;
+  spec.problem = problem;
+  spec.num_rows = rows;
+  spec.seed = seed;
+  if (problem.q_dtype == SMLA_FP8_E4M3) spec.q_scale = 0.75f;
+  if (problem.kv_layout == SMLA_KV_FP8_UNIFORM) spec.kv_scale = 1.5f;
+  return spec;
+}
+
+constexpr smla_kv_layout kLayouts[] = {SMLA_KV_FP8_PACKED, SMLA_KV_FP8_UNIFORM, SMLA_KV_BF16};
+constexpr smla_dtype kQTypes[] = {SMLA_BF16, SMLA_FP8_E4M3};
+
+TEST(DecodeMatrix, HeadsLayoutsQTypes) {
+  SMLA_REQUIRE_GPU();
+  int seed = 100;
+  for (int heads : {1, 2, 8, 16, 32, 64, 128}) {
+    for (smla_kv_layout layout : kLayouts) {
+      for (smla_dtype q : kQTypes) {
+        const smla_problem p = make_problem(heads, layout, q, 1, {{256, 128}, {64, 512}});
+        check_case(spec_for(p, 3, ++seed), "split rows");
+        check_case(spec_for(p, heads >= 64 ? 24 : 64, ++seed), "whole rows");
+      }
+    }
+  }
+}
+
+TEST(DecodeMatrix, RowCounts) {
+  SMLA_REQUIRE_GPU();
+  const smla_problem p = make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+  for (int rows : {1, 3, 64, 257}) check_case(spec_for(p, rows, 200 + rows), "rows");
+}
+
+TEST(DecodeMatrix, MtpQueryLengths) {
+  SMLA_REQUIRE_GPU();
+  for (int q_len : {1, 2, 4}) {
+    const smla_problem p = make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, q_len, {{256, 128}, {64, 512}});
+    check_case(spec_for(p, 8 * q_len, 300 + q_len), "q_len");
+  }
+}
+
+TEST(DecodeMatrix, SourceShapes) {
+  SMLA_REQUIRE_GPU();
+  const std::pair<int, int> window{256, 128};
+  for (smla_kv_layout layout : kLayouts) {
+    const smla_problem shapes[] = {
+        make_problem(16, layout, SMLA_BF16, 1, {window}),
+        make_problem(16, layout, SMLA_BF16, 1, {window, {64, 512}}),
+        make_problem(16, layout, SMLA_BF16, 1, {window, {64, 1024}}),
+        make_problem(16, layout, SMLA_BF16, 1, {window, {2, 1024}}),
+        make_problem(16, layout, SMLA_BF16, 1, {window, {2, 8192}}),
+    };
+    int seed = 400 + 10 * static_cast<int>(layout);
+    for (const smla_problem& p : shapes) {
+      check_case(spec_for(p, 4, ++seed), "sources");
+      check_case(spec_for(p, 70, ++seed), "sources");
+    }
+  }
+}
+
+TEST(DecodeMatrix, OddPageSizes) {
+  SMLA_REQUIRE_GPU();
+  for (int page : {1, 61}) {
+    for (smla_kv_layout layout : kLayouts) {
+      const smla_problem p = make_problem(8, layout, SMLA_BF16, 1, {{page, 128}, {page, 300}});
+      check_case(spec_for(p, 5, 500 + page), "odd pages");
+      check_case(spec_for(p, 60, 600 + page), "odd pages");
+    }
+  }
+}
+
+TEST(DecodeMatrix, InfiniteSinksAndNoSink) {
+  SMLA_REQUIRE_GPU();
+  for (bool sink : {true, false}) {
+    const smla_problem p = make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}, sink, true);
+    ref::CaseSpec spec = spec_for(p, 6, 700);
+    spec.infinite_sinks = sink;
+    check_case(spec, "sinks");
+  }
+}
+
+TEST(DecodeMatrix, ManyInvalidIndices) {
+  SMLA_REQUIRE_GPU();
+  const smla_problem p = make_problem(32, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}});
+  ref::CaseSpec spec = spec_for(p, 20, 800);
+  spec.sources[0].invalid_fraction = 0.5;
+  spec.sources[1].invalid_fraction = 0.9;
+  check_case(spec, "mostly invalid");
+}
+
+}  // namespace
+}  // namespace smla::gpu_test

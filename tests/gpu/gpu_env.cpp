@@ -1,0 +1,83 @@
+#include "gpu_env.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "tools/lib/deployment.h"
+
+namespace smla::gpu_test {
+
+GpuEnv& GpuEnv::get() {
+  static GpuEnv* env = [] {
+    auto* e = new GpuEnv();
+    const char* arch = std::getenv("SMLA_PREWARM_ARCH");
+    Status status = DeviceSession::open(0, &e->session);
+    if (!status) {
+      e->session.reset();
+      e->skip_reason = "no GPU: " + status.message();
+      if (arch == nullptr) return e;
+      e->prewarm_arch = arch;
+    }
+    smla_options options;
+    smla_options_init(&options);
+    if (!e->prewarm_arch.empty()) options.arch = e->prewarm_arch.c_str();
+    if (smla_context_create(&options, &e->ctx) != SMLA_OK) {
+      e->session.reset();
+      e->prewarm_arch.clear();
+      e->skip_reason = std::string("smla_context_create failed: ") + smla_last_error();
+      return e;
+    }
+    if (e->session && !e->session->create_stream(&e->stream)) {
+      e->session.reset();
+      e->skip_reason = "could not create a stream";
+    }
+    return e;
+  }();
+  return *env;
+}
+
+bool prewarmed(const smla_problem& problem) {
+  if (GpuEnv::get().prewarm_arch.empty()) return false;
+  size_t bytes = 0;
+  EXPECT_EQ(smla_prepare(GpuEnv::get().ctx, &problem, 1024, &bytes), SMLA_OK) << smla_last_error();
+  return true;
+}
+
+smla_problem make_problem(int heads, smla_kv_layout layout, smla_dtype q_dtype, int q_len,
+                          std::initializer_list<std::pair<int, int>> sources, bool sink, bool lse) {
+  smla_problem p{};
+  p.num_heads = heads;
+  p.kv_layout = layout;
+  p.q_dtype = q_dtype;
+  p.q_len = q_len;
+  p.num_sources = static_cast<int>(sources.size());
+  int s = 0;
+  for (const auto& src : sources) p.sources[s++] = {SMLA_SOURCE_LIST, src.first, src.second};
+  p.has_sink = sink;
+  p.want_lse = lse;
+  return p;
+}
+
+tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
+                              const tools::DeviceCaseOptions& options) {
+  GpuEnv& env = GpuEnv::get();
+  if (prewarmed(spec.problem)) return {};
+  const std::string label = fmt::format("{} [{} rows={} seed={}]", what, tools::problem_text(spec.problem),
+                                        spec.num_rows, spec.seed);
+  const ref::HostCase host = ref::make_random_case(spec);
+  tools::DeviceCase device_case;
+  tools::CheckResult result;
+  result.status = tools::DeviceCase::upload(*env.session, host, options, &device_case);
+  if (result.status) {
+    const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
+    result = tools::run_and_compare(env.ctx, *env.session, device_case, reference, env.stream);
+  }
+  EXPECT_TRUE(result.status.is_ok()) << label << ": " << result.status.message();
+  if (result.status) {
+    EXPECT_TRUE(result.comparison.passed(ref::Tolerance{})) << label << ": " << result.comparison.summary();
+  }
+  return result;
+}
+
+}  // namespace smla::gpu_test

@@ -1,0 +1,51 @@
+// Shared state of the GPU tests: one device session, one context and one stream for the whole
+// binary. Without a device every test is skipped, unless SMLA_PREWARM_ARCH names an
+// architecture: then each test only prepares its kernels into the cache (SMLA_CACHE) and
+// skips, so a GPU round can carry a cache built on a machine without a GPU.
+#pragma once
+
+#include <smla.h>
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "reference/random_case.h"
+#include "runtime/device_session.h"
+#include "tools/lib/device_case.h"
+
+namespace smla::gpu_test {
+
+struct GpuEnv {
+  std::unique_ptr<DeviceSession> session;
+  smla_context* ctx = nullptr;
+  CUstream stream = nullptr;
+  std::string prewarm_arch;  // non-empty: prewarm mode
+  std::string skip_reason;
+
+  static GpuEnv& get();
+};
+
+// Skips the test when there is neither a device nor prewarm mode. In prewarm mode the checks
+// below only prepare their problems.
+#define SMLA_REQUIRE_GPU()                                                                 \
+  do {                                                                                     \
+    ::smla::gpu_test::GpuEnv& env_ = ::smla::gpu_test::GpuEnv::get();                      \
+    if (!env_.session && env_.prewarm_arch.empty()) GTEST_SKIP() << env_.skip_reason;      \
+  } while (0)
+
+// True in prewarm mode, after preparing `problem`: the caller returns without checking.
+bool prewarmed(const smla_problem& problem);
+
+// A problem with the given sources ({page_size, width} pairs).
+smla_problem make_problem(int heads, smla_kv_layout layout, smla_dtype q_dtype, int q_len,
+                          std::initializer_list<std::pair<int, int>> sources, bool sink = true,
+                          bool lse = true);
+
+// Builds a random case, runs it on the device and checks it against the reference; returns
+// the result for further checks. Adds a failure (with the case described) when it fails.
+tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
+                              const tools::DeviceCaseOptions& options = {});
+
+}  // namespace smla::gpu_test

@@ -1,0 +1,35 @@
+// A representative subset small enough for compute-sanitizer (memcheck, racecheck): every
+// layout, both q dtypes, split and whole-row mode, odd pages. Caches sit in allocations of
+// exactly their size, so a read past a cache is an out-of-bounds access memcheck reports.
+#include "gpu_env.h"
+
+namespace smla::gpu_test {
+namespace {
+
+TEST(Sanitized, RepresentativeSubset) {
+  SMLA_REQUIRE_GPU();
+  tools::DeviceCaseOptions exact;
+  exact.guard_bytes = 0;
+  struct Case {
+    smla_problem problem;
+    int rows;
+  };
+  const Case cases[] = {
+      {make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 3},
+      {make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 60},
+      {make_problem(32, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {2, 300}}), 2},
+      {make_problem(8, SMLA_KV_BF16, SMLA_BF16, 1, {{61, 128}, {1, 200}}), 4},
+      {make_problem(64, SMLA_KV_FP8_PACKED, SMLA_FP8_E4M3, 2, {{256, 128}}), 30},
+  };
+  uint64_t seed = 1000;
+  for (const Case& c : cases) {
+    ref::CaseSpec spec;
+    spec.problem = c.problem;
+    spec.num_rows = c.rows;
+    spec.seed = ++seed;
+    check_case(spec, "sanitized", exact);
+  }
+}
+
+}  // namespace
+}  // namespace smla::gpu_test

@@ -1,0 +1,65 @@
+// `smla check`: every problem of a deployment through the GPU kernels against the CPU
+// reference, on random inputs (invalid indices, random lengths, NaN in unselected slots).
+#include <fmt/format.h>
+
+#include "reference/attention.h"
+#include "tools/commands.h"
+#include "tools/lib/deployment.h"
+#include "tools/lib/device_case.h"
+#include "tools/problem_options.h"
+
+namespace smla::tools {
+namespace {
+
+int run_check(const ProblemOptions& problems, const std::vector<int>& rows, uint64_t seed) {
+  std::vector<std::pair<std::string, smla_problem>> selected;
+  Status status = problems.resolve(&selected);
+  std::unique_ptr<DeviceSession> session;
+  if (status) status = DeviceSession::open(0, &session);
+  smla_context* ctx = nullptr;
+  if (status) status = status_of(smla_context_create(nullptr, &ctx));
+  CUstream stream = nullptr;
+  if (status) status = session->create_stream(&stream);
+  if (!status) {
+    fmt::print(stderr, "smla check: {}\n", status.message());
+    return 1;
+  }
+  int failures = 0;
+  for (const auto& [label, problem] : selected) {
+    for (int r : rows) {
+      ref::CaseSpec spec;
+      spec.problem = problem;
+      spec.num_rows = r * problem.q_len;
+      spec.seed = seed++;
+      const ref::HostCase host = ref::make_random_case(spec);
+      DeviceCase device_case;
+      CheckResult result;
+      result.status = DeviceCase::upload(*session, host, {}, &device_case);
+      if (result.status) {
+        result = run_and_compare(ctx, *session, device_case, ref::attention(host.problem, host.host_args()), stream);
+      }
+      const bool ok = result.status && result.comparison.passed(ref::Tolerance{});
+      failures += ok ? 0 : 1;
+      fmt::print("{} {:<10} {:<44} rows {:>4}: {}\n", ok ? "PASS" : "FAIL", label, problem_text(problem),
+                 spec.num_rows, result.status ? result.comparison.summary() : result.status.message());
+    }
+  }
+  smla_context_destroy(ctx);
+  fmt::print("{} problems x {} row counts: {} failed\n", selected.size(), rows.size(), failures);
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, int* exit_code) {
+  auto* c = app.add_subcommand("check", "run a deployment's kernels against the CPU reference on the GPU");
+  auto problems = std::make_shared<ProblemOptions>();
+  auto rows = std::make_shared<std::vector<int>>(std::vector<int>{1, 5, 64});
+  auto seed = std::make_shared<uint64_t>(1);
+  problems->add_to(*c);
+  c->add_option("--rows", *rows, "requests per call (rows = requests * q_len)")->delimiter(',');
+  c->add_option("--seed", *seed, "first random seed");
+  c->callback([=] { *exit_code = run_check(*problems, *rows, *seed); });
+}
+
+}  // namespace smla::tools

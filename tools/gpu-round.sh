@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One GPU round on the H200 machine (shared/GPU.md): run from the repository root of the copy
+# there, with the binaries and a prewarmed cache built here in carry/ (tools/gpu-carry.sh).
+#   tools/gpu-round.sh [tests] [sanitize] [bench] [sass]     (default: all)
+# Logs and JSON go to $OUT; a short summary is printed last.
+set -u
+OUT=${OUT:-/tmp/smla-out}
+mkdir -p "$OUT"
+steps=${*:-tests sanitize bench sass}
+#   ncu: one profile of the 16-head CSA decode kernel (stall reasons, memory and scheduler stats)
+export SMLA_CACHE=/tmp/smla-cache.sqlite
+cp carry/cache.sqlite "$SMLA_CACHE" 2>/dev/null || true
+export LD_LIBRARY_PATH=$PWD/carry:${LD_LIBRARY_PATH:-}
+summary=()
+
+nvidia-smi -L | tee "$OUT/device.txt"
+carry/smla info | tee -a "$OUT/device.txt"
+
+has() { [[ " $steps " == *" $1 "* ]]; }
+
+if has tests; then
+  timeout 400 carry/smla_gpu_tests --gtest_brief=1 >"$OUT/gpu_tests.log" 2>&1
+  summary+=("gpu tests: rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/gpu_tests.log" | tr '\n' ' ')")
+  carry/smla_c_api_test >"$OUT/c_api.log" 2>&1
+  summary+=("C API test: rc=$? $(tail -1 "$OUT/c_api.log")")
+fi
+if has sanitize; then
+  for tool in memcheck racecheck; do
+    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+      carry/smla_gpu_tests --gtest_filter='Sanitized.*' >"$OUT/sanitizer_$tool.log" 2>&1
+    summary+=("compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)")
+  done
+fi
+if has bench; then
+  : >"$OUT/bench.txt"
+  while read -r label args; do
+    [[ -z "$label" || "$label" == \#* ]] && continue
+    envs=$(grep -o 'SMLA_[A-Z_]*=[^ ]*' <<<"$args" | tr '\n' ' ')
+    args=$(sed 's/SMLA_[A-Z_]*=[^ ]*//g' <<<"$args")
+    echo "## $label: ${envs}smla bench $args" >>"$OUT/bench.txt"
+    eval "env $envs timeout 120 carry/smla bench $args" >>"$OUT/bench.txt" 2>&1
+  done <"${BENCH_LIST:-tools/bench-rows.txt}"
+  summary+=("bench: $(grep -c '^h' "$OUT/bench.txt") rows in bench.txt")
+fi
+if has ncu; then
+  timeout 200 ncu --clock-control none -k regex:smla_decode --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
+    --section MemoryWorkloadAnalysis_Tables --section LaunchStats --section SourceCounters \
+    carry/smla bench --preset dsv4-pro-tp8 --layer csa --q-len 1 --rows 256 --iters 1 --repeats 1 \
+    >"$OUT/ncu.txt" 2>&1
+  summary+=("ncu: rc=$? $(grep -E 'Duration|Memory Throughput|Compute \(SM\)' "$OUT/ncu.txt" | head -3 | tr -s ' ' | tr '\n' ';')")
+fi
+if has sass; then
+  # Dump the sm_100a cubins' SASS and count local-memory and MMA instructions.
+  carry/smla cache export --arch sm_100a --dir /tmp/cubins >/dev/null 2>&1
+  : >"$OUT/sass.txt"
+  for f in /tmp/cubins/*.cubin; do
+    [ -e "$f" ] || continue
+    sass=$(cuobjdump -sass "$f")
+    echo "$(basename "$f"): LDL=$(grep -c 'LDL' <<<"$sass") STL=$(grep -c 'STL' <<<"$sass") HMMA=$(grep -c 'HMMA' <<<"$sass") LDSM=$(grep -c 'LDSM' <<<"$sass") LDGSTS=$(grep -c 'LDGSTS' <<<"$sass")" >>"$OUT/sass.txt"
+  done
+  summary+=("sass: $(wc -l <"$OUT/sass.txt") cubins, $(grep -cv 'LDL=0 STL=0' "$OUT/sass.txt") with local memory")
+fi
+
+echo "==== summary"
+grep -E '^\[  FAILED  \]' "$OUT/gpu_tests.log" 2>/dev/null | head -20
+grep -E 'Failure|rel_l2|error' "$OUT/gpu_tests.log" 2>/dev/null | head -20
+cat "$OUT/bench.txt" 2>/dev/null | grep -E '^(h|##|smla)' | head -60
+printf '%s\n' "${summary[@]}"

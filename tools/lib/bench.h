@@ -1,0 +1,53 @@
+// `smla bench`: times decode calls of one problem at a list of row counts on the GPU, with KV
+// from HBM (index tables rotate over sets that together touch several times the L2), and
+// reports median µs, effective GB/s and TFLOPS, and the fraction of the gather-bandwidth and
+// MMA ceilings measured on the H200 (shared/GPU.md).
+#pragma once
+
+#include <smla.h>
+
+#include <string>
+#include <vector>
+
+#include "support/status.h"
+
+namespace smla::tools {
+
+struct BenchOptions {
+  std::vector<int> rows = {1, 8, 32, 64, 128, 256};
+  int iterations = 20;   // graph replays per measurement
+  int repeats = 7;       // measurements; the median is reported
+  double pool_bytes = 1.0e9;  // per source: random entries spread over ~17x the L2
+};
+
+struct BenchRow {
+  std::string problem;
+  int rows = 0;
+  double median_us = 0;
+  double spread_us = 0;   // max - min over the repeats
+  double kv_bytes = 0;    // valid entries * token bytes
+  double total_bytes = 0; // + q + out
+  double flops = 0;
+  double gbps = 0;
+  double tflops = 0;
+  double gather_fraction = 0;
+  double mma_fraction = 0;
+  bool split = false;
+};
+
+Status bench_problem(const smla_problem& problem, const BenchOptions& options,
+                     std::vector<BenchRow>* rows);
+
+// Host time of one warm smla_decode call (median over `calls`), and the time to load a
+// problem's kernels from the disk cache into a fresh context.
+struct OverheadReport {
+  double decode_host_us = 0;
+  double prepare_from_cache_ms = 0;
+};
+Status measure_overheads(const smla_problem& problem, int calls, OverheadReport* report);
+
+// The ceilings (shared/GPU.md, measured on the H200).
+double gather_ceiling_bytes_per_s(smla_kv_layout layout);
+constexpr double kMmaBf16Flops = 640e12;
+
+}  // namespace smla::tools

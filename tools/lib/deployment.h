@@ -1,0 +1,40 @@
+// A deployment: the attention layer types one model runs on one tensor-parallel rank, with the
+// MTP query lengths and the largest batch it serves. `smla cache build`, `smla check` and
+// `smla bench` take one, from an embedded preset or a JSON file (format in README.md).
+#pragma once
+
+#include <smla.h>
+
+#include <string>
+#include <vector>
+
+#include "support/status.h"
+
+namespace smla::tools {
+
+struct LayerType {
+  std::string name;  // "swa", "csa", "hca"
+  smla_problem problem{};  // q_len 1
+};
+
+struct Deployment {
+  std::string name;
+  std::vector<LayerType> layers;
+  std::vector<int> q_lens = {1, 2};
+  int max_rows = 1024;
+
+  // Every problem the deployment can call: each layer type at each q_len.
+  std::vector<std::pair<std::string, smla_problem>> problems() const;
+};
+
+// "dsv4-flash-tp1|2|4|8", "dsv4-pro-tp1|2|4|8"; max_context sizes the HCA width
+// (context / 128 entries; 131072 by default).
+std::vector<std::string> preset_names();
+Status preset_deployment(const std::string& name, int max_context, Deployment* deployment);
+Status load_deployment_file(const std::string& path, Deployment* deployment);
+// A preset name or a path to a JSON file.
+Status resolve_deployment(const std::string& name_or_path, int max_context, Deployment* deployment);
+
+std::string problem_text(const smla_problem& problem);  // one line, for tables and logs
+
+}  // namespace smla::tools
