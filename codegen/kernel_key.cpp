@@ -89,6 +89,33 @@ std::string KernelKey::text() const {
                      sink ? 1 : 0, lse ? 1 : 0, tile.text());
 }
 
+std::string KernelKey::unsupported_tile() const {
+  const TileConfig& t = tile;
+  const auto power_of_two = [](int v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (t.heads_per_cta != 16 && t.heads_per_cta != 32) return "heads per CTA must be 16 or 32";
+  if (t.warps != 4 && t.warps != 8) return "warps must be 4 or 8 (each owns whole 64-dim groups)";
+  if (t.tile_entries < 16 || t.tile_entries > 64 || t.tile_entries % 16 != 0) {
+    return "tile entries must be 16, 32, 48 or 64";
+  }
+  if (t.tile_entries % t.warps != 0 || !power_of_two(t.tile_entries / t.warps)) {
+    return "tile entries / warps must be a power of two";
+  }
+  const int lanes_per_head = t.warps * 32 / t.heads_per_cta;
+  if (lanes_per_head > 32 || t.tile_entries % lanes_per_head != 0 ||
+      (t.tile_entries / lanes_per_head) % 2 != 0) {
+    return "the softmax needs an even number of entries per lane";
+  }
+  if (t.stages < 2 || t.stages > 8) return "stages must be in [2, 8]";
+  if (t.segment_tiles < 1) return "segment tiles must be >= 1";
+  if (t.min_blocks_per_sm < 1 || t.min_blocks_per_sm > 4) return "CTAs per SM must be in [1, 4]";
+  const int smem = geometry().smem_bytes;
+  if (smem * t.min_blocks_per_sm > 228 * 1024 - 1024 * t.min_blocks_per_sm) {
+    return fmt::format("{} bytes of shared memory per CTA do not fit {} CTAs per SM", smem,
+                       t.min_blocks_per_sm);
+  }
+  return "";
+}
+
 uint64_t KernelKey::id(const std::string& fingerprint) const {
   const std::string material = text() + "|" + fingerprint;
   return XXH3_64bits(material.data(), material.size());

@@ -39,6 +39,9 @@ struct KernelKey {
   DecodeShape shape() const;
   DecodeGeometry geometry() const { return decode_geometry(shape()); }
   const char* entry_point() const;  // the extern "C" kernel name
+  // Empty when the decode kernel's tile configuration can be built for this problem, else why
+  // not (the template's static_asserts, checked before compiling).
+  std::string unsupported_tile() const;
 };
 
 const char* layout_name(smla_kv_layout layout);  // "fp8_uniform", "fp8_packed", "bf16"

@@ -16,8 +16,9 @@ namespace {
 
 thread_local std::string last_error;
 
+// Keeps the message of the last failing call: a later success does not erase it.
 smla_status finish(const smla::Status& status) {
-  last_error = status.message();
+  if (!status.is_ok()) last_error = status.message();
   return status.code();
 }
 

@@ -195,6 +195,10 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile, 
     tile = *parsed;
   }
   const KernelKey key = KernelKey::decode(arch_, problem, tile);
+  const std::string unsupported = key.unsupported_tile();
+  if (!unsupported.empty()) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "tile {}: {}", tile.text(), unsupported);
+  }
   auto prepared = std::unique_ptr<Prepared>(new Prepared{key, DecodeScheduler(key), {}, {}});
   SMLA_TRY(load_kernel(key, allow_compile, &prepared->decode));
   if (prepared->scheduler.geometry().segments > 1) {

@@ -9,10 +9,12 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key)
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
       head_groups_((decode_key.heads + decode_key.tile.heads_per_cta - 1) /
-                   decode_key.tile.heads_per_cta) {}
-
-bool DecodeScheduler::splits(int num_rows) const {
-  return geometry_.segments > 1 && static_cast<int64_t>(num_rows) * head_groups_ <= kSplitCtaLimit;
+                   decode_key.tile.heads_per_cta) {
+  if (geometry_.segments > 1) {
+    const int64_t row_bytes = static_cast<int64_t>(geometry_.segments) * head_groups_ *
+                              partial_item_floats(heads_per_cta_) * static_cast<int64_t>(sizeof(float));
+    max_split_rows_ = std::min(kSplitCtaLimit / head_groups_, kWorkspaceLimit / row_bytes);
+  }
 }
 
 DecodeLaunch DecodeScheduler::plan(int num_rows) const {
@@ -35,8 +37,8 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
 
 size_t DecodeScheduler::workspace_bytes(int max_rows) const {
   // The need grows with num_rows while calls split; the largest splitting count is the bound.
-  const int64_t largest_split = std::min<int64_t>(max_rows, kSplitCtaLimit / head_groups_);
-  if (largest_split < 1 || !splits(static_cast<int>(largest_split))) return 0;
+  const int64_t largest_split = std::min<int64_t>(max_rows, max_split_rows_);
+  if (largest_split < 1) return 0;
   return plan(static_cast<int>(largest_split)).workspace_bytes;
 }
 

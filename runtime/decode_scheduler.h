@@ -24,16 +24,19 @@ class DecodeScheduler {
  public:
   explicit DecodeScheduler(const KernelKey& decode_key);
 
-  // NOTE: a row splits into its segments while rows * head_groups <= kSplitCtaLimit, i.e. while
-  // whole-row CTAs would leave most of a 132-148 SM GPU idle. The limit also bounds the
-  // workspace: at most kSplitCtaLimit * segments * heads_per_cta * 514 floats (<= 32 MiB for
-  // every DSv4 preset).
-  static constexpr int64_t kSplitCtaLimit = 48;
+  // NOTE: rows split into their segments while rows * head_groups <= kSplitCtaLimit, i.e. while
+  // whole-row CTAs would leave much of a 132-148 SM GPU idle (at 64 rows of 16 heads, splitting
+  // measured 1.5x faster on the H200), and while the split partials fit kWorkspaceLimit. So
+  // the workspace is at most 32 MiB for any problem.
+  static constexpr int64_t kSplitCtaLimit = 96;
+  static constexpr int64_t kWorkspaceLimit = 32ll << 20;
 
   DecodeLaunch plan(int num_rows) const;
   // The largest workspace any num_rows <= max_rows needs.
   size_t workspace_bytes(int max_rows) const;
-  bool splits(int num_rows) const;
+  bool splits(int num_rows) const { return num_rows <= max_split_rows_; }
+  // The largest num_rows that splits (0 for kernels of one segment).
+  int64_t max_split_rows() const { return max_split_rows_; }
   int head_groups() const { return head_groups_; }
   const DecodeGeometry& geometry() const { return geometry_; }
 
@@ -42,6 +45,7 @@ class DecodeScheduler {
   int heads_ = 0;
   int heads_per_cta_ = 0;
   int head_groups_ = 0;
+  int64_t max_split_rows_ = 0;
 };
 
 }  // namespace smla

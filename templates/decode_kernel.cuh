@@ -126,10 +126,14 @@ SMLA_DEVICE EntryAddress entry_address(const SourceParams& src, int index) {
   return {page_base + slot * (kBf16Kv ? 1024 : 512), -1};
 }
 
-// Each warp gathers kEntriesPerWarp entries of every tile: lane i < kEntriesPerWarp owns entry
-// warp * kEntriesPerWarp + i, and the warp's lanes copy its chunks.
+// Each warp gathers kEntriesPerWarp entries of every tile: lane i < kEntriesPerWarp loads the
+// index of entry warp * kEntriesPerWarp + i, and kLanesPerEntry lanes copy each entry, chunk
+// (lane % kLanesPerEntry) + kLanesPerEntry * j, so a lane's copies differ by constant offsets.
 constexpr int kEntriesPerWarp = kTileEntries / kWarps;
-static_assert(kEntriesPerWarp >= 1 && kEntriesPerWarp <= 32, "entries gathered per warp");
+constexpr int kLanesPerEntry = 32 / kEntriesPerWarp;
+constexpr int kCopiesPerLane = (kGeo.chunks_per_entry + kLanesPerEntry - 1) / kLanesPerEntry;
+static_assert(kEntriesPerWarp >= 1 && kEntriesPerWarp <= 32 && 32 % kEntriesPerWarp == 0,
+              "entries gathered per warp: a power of two up to 32");
 
 // The index of this lane's entry of `tile` (or -1 beyond the length); loaded one iteration
 // before the copies that need it, so its latency hides behind a tile of work.
@@ -152,28 +156,30 @@ SMLA_DEVICE void gather_tile(const DecodeParams& p, const Shared& sh, int tile, 
       second ? entry_address<kPageSize1>(src, index) : entry_address<kPageSize0>(src, index);
   const int first_entry = (threadIdx.x / 32) * kEntriesPerWarp;
   const unsigned char* cache = src.cache;
-  const u32 raw = smem_u32(sh.raw(stage));
-  constexpr int kChunks = kEntriesPerWarp * kGeo.chunks_per_entry;
+  const int local = lane / kLanesPerEntry;
+  const int entry = first_entry + local;
+  const int first_chunk = lane % kLanesPerEntry;
+  const i64 data = __shfl_sync(0xffffffffu, address.data, local);
+  const bool valid = data >= 0;
+  // With nothing to read (src_bytes 0) the source only has to be some address of the cache.
+  const unsigned char* from = cache + (valid ? data : 0) + first_chunk * 16;
+  const u32 to = smem_u32(sh.raw(stage)) + entry * kGeo.entry_bytes;
 #pragma unroll
-  for (int id = lane; id < (kChunks + 31) / 32 * 32; id += 32) {
-    const int local = id / kGeo.chunks_per_entry;
-    const int chunk = id % kGeo.chunks_per_entry;
-    const i64 data = __shfl_sync(0xffffffffu, address.data, local < kEntriesPerWarp ? local : 0);
-    if (id < kChunks) {
-      const int entry = first_entry + local;
+  for (int j = 0; j < kCopiesPerLane; ++j) {
+    const int chunk = first_chunk + kLanesPerEntry * j;
+    if (chunk < kGeo.chunks_per_entry) {
       const int stored_chunk = kBf16Kv ? swizzled_chunk(entry, chunk) : chunk;
-      const bool valid = data >= 0;
-      cp_async_16(raw + entry * kGeo.entry_bytes + stored_chunk * 16,
-                  cache + (valid ? data + chunk * 16 : 0), valid ? 16u : 0u);
+      cp_async_16(to + stored_chunk * 16, from + kLanesPerEntry * 16 * j, valid ? 16u : 0u);
     }
   }
   if (lane < kEntriesPerWarp) {
-    const int entry = first_entry + lane;
+    const int own_entry = first_entry + lane;
     if (kPacked) {
-      const bool valid = address.scale >= 0;
-      cp_async_8(smem_u32(sh.scales(stage) + entry * 8), cache + (valid ? address.scale : 0), valid ? 8u : 0u);
+      const bool own_valid = address.scale >= 0;
+      cp_async_8(smem_u32(sh.scales(stage) + own_entry * 8), cache + (own_valid ? address.scale : 0),
+                 own_valid ? 8u : 0u);
     }
-    sh.valid(stage)[entry] = address.data >= 0 ? 1 : 0;
+    sh.valid(stage)[own_entry] = address.data >= 0 ? 1 : 0;
   }
 }
 
@@ -186,12 +192,14 @@ SMLA_DEVICE int query_dim(int group, int c, int i) {
   return 64 * group + 16 * c + 4 * i;
 }
 
+// Heads past kNumHeads fill the CTA's last M tile: they repeat the last real head and their
+// results are never stored. NOTE: real values rather than zeros, because ptxas spent registers
+// on fragments it knew to be zero and spilled at the 128-register budget.
+SMLA_DEVICE int loaded_head(int head) { return head < kNumHeads ? head : kNumHeads - 1; }
+
 // Loads 4 query values (dims d..d+3 of one head) as two bf16x2 words.
 SMLA_DEVICE void load_query4(const DecodeParams& p, int row, int head, int d, u32& low, u32& high) {
-  if (head >= kNumHeads) {
-    low = high = 0;
-    return;
-  }
+  head = loaded_head(head);
   const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
   if (kQFp8) {
     const u32 x = *(const u32*)((const u8*)p.q + offset);
@@ -204,7 +212,7 @@ SMLA_DEVICE void load_query4(const DecodeParams& p, int row, int head, int d, u3
 }
 // Loads 2 query values (dims d, d+1) as one bf16x2 word.
 SMLA_DEVICE u32 load_query2(const DecodeParams& p, int row, int head, int d) {
-  if (head >= kNumHeads) return 0;
+  head = loaded_head(head);
   const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
   if (kQFp8) {
     const u32 x = *(const u16*)((const u8*)p.q + offset);
@@ -214,19 +222,22 @@ SMLA_DEVICE u32 load_query2(const DecodeParams& p, int row, int head, int d) {
 }
 
 // The folded total of whole-row mode, in registers or in shared memory (kGeo.total_in_smem);
-// each thread owns its elements, stored thread-minor so the accesses are conflict-free.
+// each thread owns its elements, stored thread-minor so the accesses are conflict-free. A row
+// of one segment needs none: its total is its only segment (a fold that replaces).
+constexpr bool kFolds = kGeo.segments > 1;
 struct FoldedTotal {
-  float registers[kGeo.total_in_smem ? 1 : kMTiles][kGeo.total_in_smem ? 1 : kPvNTiles][4];
+  static constexpr bool kInRegisters = kFolds && !kGeo.total_in_smem;
+  float registers[kInRegisters ? kMTiles : 1][kInRegisters ? kPvNTiles : 1][4];
   float* smem;
   SMLA_DEVICE float& at(int mt, int nt, int i) {
-    if (kGeo.total_in_smem) return smem[((mt * kPvNTiles + nt) * 4 + i) * kConsumers];
-    return registers[kGeo.total_in_smem ? 0 : mt][kGeo.total_in_smem ? 0 : nt][i];
+    if (!kInRegisters) return smem[((mt * kPvNTiles + nt) * 4 + i) * kConsumers];
+    return registers[kInRegisters ? mt : 0][kInRegisters ? nt : 0][i];
   }
   SMLA_DEVICE float at(int mt, int nt, int i) const { return const_cast<FoldedTotal*>(this)->at(mt, nt, i); }
 };
 
 struct Consumer {
-  int warp, lane, g, c;
+  int warp, lane, g, c;  // g: fragment row group, c: fragment column pair
   u32 q[kMTiles][kKSteps][4];
   float o[kMTiles][kPvNTiles][4];
   FoldedTotal total;
@@ -255,10 +266,14 @@ struct Consumer {
 
   // Dequantizes this lane's 16 dims of entry `e` in 64-dim group `group` into the B fragments
   // of four k-steps, and stores them into the value tile for the value product.
+  // Dequantizes this lane's 16 dims of entry `e` in 64-dim group `group` into the B fragments
+  // of four k-steps, and stores them into the value tile for the value product. kRope: the
+  // group holds the packed layout's bf16 rope dims, used as they are.
+  template <bool kRope>
   SMLA_DEVICE void dequant_group(const Shared& sh, int stage, int e, int group, u32 (&b)[8]) {
     const unsigned char* entry = sh.raw(stage) + e * kGeo.entry_bytes;
     unsigned char* values = sh.value_tile(stage) + e * 1024;
-    if (kPacked && group == 7) {
+    if (kRope) {
       const uint4 x = *(const uint4*)(entry + 448 + 16 * c);
       const uint4 y = *(const uint4*)(entry + 512 + 16 * c);
       b[0] = x.x, b[1] = x.y, b[2] = x.z, b[3] = x.w;
@@ -269,7 +284,9 @@ struct Consumer {
     }
     const uint4 x = *(const uint4*)(entry + 64 * group + 16 * c);
     const u32 exponent = kPacked ? sh.scales(stage)[e * 8 + group] : 127u;
-    if (!kPacked || exponent <= kMaxFastScaleExponent) {
+    // The fast multiplier covers every scale a real cache has; the vote keeps the rare fp32
+    // path from costing a divergent branch on every group.
+    if (!kPacked || !__any_sync(0xffffffffu, exponent > kMaxFastScaleExponent)) {
       const u32 multiplier = bf16x2_pow2_multiplier(exponent);
       dequant_e4m3x4(x.x, multiplier, b[0], b[1]);
       dequant_e4m3x4(x.y, multiplier, b[2], b[3]);
@@ -317,7 +334,14 @@ struct Consumer {
 #pragma unroll
       for (int gi = 0; gi < kGroupsPerWarp; ++gi) {
         u32 b[8];
-        dequant_group(sh, stage, e, warp * kGroupsPerWarp + gi, b);
+        const int group = warp * kGroupsPerWarp + gi;
+        // NOTE: a per-warp template instantiation of this loop (to drop the rope test) cost
+        // ptxas registers it spilled at the 128 budget; the uniform branch is cheaper.
+        if (kPacked && group == 7) {
+          dequant_group<true>(sh, stage, e, group, b);
+        } else {
+          dequant_group<false>(sh, stage, e, group, b);
+        }
 #pragma unroll
         for (int i = 0; i < 4; ++i)
 #pragma unroll
@@ -341,6 +365,8 @@ struct Consumer {
 
   // out = rescale * out + P V over this warp's dims.
   SMLA_DEVICE void accumulate_values(const Shared& sh, int stage) {
+    // NOTE: skipping the rescale when every factor is 1 (exact) made ptxas spill at 128
+    // registers; the multiplies are cheaper than the spills.
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       const float top = sh.head(16 * mt + g)[0];
@@ -381,6 +407,7 @@ struct Consumer {
 
   // Folds this segment's values into the total (whole-row mode) and clears them.
   SMLA_DEVICE void fold_segment(const Shared& sh) {
+    if (!kFolds) return;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       const float* top = sh.head(16 * mt + g);
@@ -402,21 +429,32 @@ struct Consumer {
 // The softmax of one tile for one head, by the kLanesPerHead lanes that own it. Keeps the
 // segment's running (max, sum) and, in whole-row mode, the folded total's.
 struct HeadSoftmax {
-  int head;        // within the CTA
-  int first;       // first entry of this lane
+  // Recomputed from the thread index where used: cheaper than holding two registers.
+  SMLA_DEVICE static int head() { return threadIdx.x / kLanesPerHead; }          // within the CTA
+  SMLA_DEVICE static int first() { return (threadIdx.x % kLanesPerHead) * kEntriesPerLane; }
   float max = neg_inf(), sum = 0.0f;            // segment state (log2 units)
   float total_max = neg_inf(), total_sum = 0.0f;  // folded state (whole-row mode)
 
   SMLA_DEVICE void tile(const DecodeParams& p, const Shared& sh, int stage) {
     const u8* valid = sh.valid(stage);
     float s[kEntriesPerLane];
+#pragma unroll
+    for (int j = 0; j < kEntriesPerLane; ++j) s[j] = 0.0f;
+    // The warps' partial scores, summed in warp order, two entries per 8-byte load.
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float* partial = sh.scores() + (w * kHeadsPerCta + head()) * kGeo.score_stride + first();
+#pragma unroll
+      for (int j = 0; j < kEntriesPerLane; j += 2) {
+        const float2 v = *(const float2*)(partial + j);
+        s[j] += v.x;
+        s[j + 1] += v.y;
+      }
+    }
     float tile_max = neg_inf();
 #pragma unroll
     for (int j = 0; j < kEntriesPerLane; ++j) {
-      float acc = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) acc += sh.scores()[(w * kHeadsPerCta + head) * kGeo.score_stride + first + j];
-      s[j] = valid[first + j] ? acc * p.score_scale_log2 : neg_inf();
+      s[j] = valid[first() + j] ? s[j] * p.score_scale_log2 : neg_inf();
       tile_max = fmaxf(tile_max, s[j]);
     }
 #pragma unroll
@@ -425,7 +463,7 @@ struct HeadSoftmax {
     const float new_max = fmaxf(max, tile_max);
     const float rescale = max == neg_inf() ? 0.0f : exp2_approx(max - new_max);
     float row_sum = 0.0f;
-    u16* probs = sh.probs() + head * kGeo.prob_stride + first;
+    u16* probs = sh.probs() + head() * kGeo.prob_stride + first();
 #pragma unroll
     for (int j = 0; j < kEntriesPerLane; j += 2) {
       const float p0 = s[j] == neg_inf() ? 0.0f : exp2_approx(s[j] - new_max);
@@ -440,14 +478,14 @@ struct HeadSoftmax {
       row_sum += __shfl_xor_sync(0xffffffffu, row_sum, offset);
     sum = __fadd_rn(__fmul_rn(sum, rescale), row_sum);
     max = new_max;
-    if ((threadIdx.x % kLanesPerHead) == 0) sh.head(head)[0] = rescale;
+    if ((threadIdx.x % kLanesPerHead) == 0) sh.head(head())[0] = rescale;
   }
 
   // At a segment's end (whole-row mode): fold (max, sum) into the total, publish the step.
   SMLA_DEVICE void end_segment(const Shared& sh) {
     const FoldStep step = fold_state(total_max, total_sum, max, sum);
     if ((threadIdx.x % kLanesPerHead) == 0) {
-      float* h = sh.head(head);
+      float* h = sh.head(head());
       h[1] = (float)step.mode;
       h[2] = step.total_factor;
       h[3] = step.segment_factor;
@@ -471,8 +509,9 @@ SMLA_DEVICE void store_output(const DecodeParams& p, const Shared& sh, const Con
 #pragma unroll
       for (int nt = 0; nt < kPvNTiles; ++nt) {
         const int d = cs.warp * kDimsPerWarp + 8 * nt + 2 * cs.c;
-        *(u32*)(out + d) = pack_bf16x2(__fmul_rn(cs.total.at(mt, nt, 2 * half), factor),
-                                       __fmul_rn(cs.total.at(mt, nt, 2 * half + 1), factor));
+        const float v0 = kFolds ? cs.total.at(mt, nt, 2 * half) : cs.o[mt][nt][2 * half];
+        const float v1 = kFolds ? cs.total.at(mt, nt, 2 * half + 1) : cs.o[mt][nt][2 * half + 1];
+        *(u32*)(out + d) = pack_bf16x2(__fmul_rn(v0, factor), __fmul_rn(v1, factor));
       }
     }
 }
@@ -508,11 +547,12 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, const Shared& sh, const RowTiles
 #pragma unroll
     for (int nt = 0; nt < kPvNTiles; ++nt)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) cs.o[mt][nt][i] = cs.total.at(mt, nt, i) = 0.0f;
+      for (int i = 0; i < 4; ++i) {
+        cs.o[mt][nt][i] = 0.0f;
+        if (kFolds) cs.total.at(mt, nt, i) = 0.0f;
+      }
   cs.load_query(p, row, head_group);
   HeadSoftmax sm;
-  sm.head = threadIdx.x / kLanesPerHead;
-  sm.first = (threadIdx.x % kLanesPerHead) * kEntriesPerLane;
   const bool owner = (threadIdx.x % kLanesPerHead) == 0;
 
   // Pipeline: tile k lives in stage k % kStages; the tiles kStages - 1 ahead are in flight.
@@ -559,10 +599,10 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, const Shared& sh, const RowTiles
     tile = next;
   }
 
-  const int head = head_group * kHeadsPerCta + sm.head;
+  const int head = head_group * kHeadsPerCta + sm.head();
   if (p.split) {
     if (owner) {
-      float* ml = p.partial_ml + (item * kHeadsPerCta + sm.head) * 2;
+      float* ml = p.partial_ml + (item * kHeadsPerCta + sm.head()) * 2;
       ml[0] = sm.max;
       ml[1] = sm.sum;
     }
@@ -572,7 +612,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, const Shared& sh, const RowTiles
     return;
   }
   if (owner) {
-    sh.head(sm.head)[4] = output_factor(sm.total_max, sm.total_sum, sink_log2(p, head), p.out_scale);
+    sh.head(sm.head())[4] = output_factor(sm.total_max, sm.total_sum, sink_log2(p, head), p.out_scale);
     if (kWantLse && head < kNumHeads) p.lse[(i64)row * kNumHeads + head] = row_lse(sm.total_max, sm.total_sum);
   }
   __syncthreads();

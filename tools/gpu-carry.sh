@@ -3,9 +3,16 @@
 # every kernel the GPU tests and the benchmark list use (no GPU needed here).
 set -eu
 cd "$(dirname "$0")/.."
-cmake --build build
+cmake --build build --target smla_cli smla_gpu_tests smla_c_api_test smla
 rm -rf carry && mkdir -p carry
 cp build/smla build/smla_gpu_tests build/smla_c_api_test carry/
 cp -P build/libsmla.so* carry/
 SMLA_CACHE=$PWD/carry/cache.sqlite SMLA_PREWARM_ARCH=sm_90a build/smla_gpu_tests --gtest_brief=1 >/dev/null
+# The presets at the benchmarked context lengths, for the H200 and for the sm_100a SASS check.
+for preset in dsv4-flash-tp1 dsv4-flash-tp2 dsv4-flash-tp4 dsv4-flash-tp8 dsv4-pro-tp1 dsv4-pro-tp2 dsv4-pro-tp4 dsv4-pro-tp8; do
+  for context in 16384 131072 1048576; do
+    build/smla cache build --cache carry/cache.sqlite --preset $preset --max-context $context --arch sm_90a,sm_100a >/dev/null
+  done
+done
+sqlite3 carry/cache.sqlite "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;" >/dev/null
 du -sh carry

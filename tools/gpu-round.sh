@@ -50,6 +50,15 @@ if has ncu; then
     >"$OUT/ncu.txt" 2>&1
   summary+=("ncu: rc=$? $(grep -E 'Duration|Memory Throughput|Compute \(SM\)' "$OUT/ncu.txt" | head -3 | tr -s ' ' | tr '\n' ';')")
 fi
+if has ncu-sass; then
+  # Per-instruction counts and stall samples of the same kernel, as CSV (aggregated here).
+  timeout 200 ncu --clock-control none -k regex:smla_decode --launch-skip 2 --launch-count 1 \
+    --section SourceCounters --section WarpStateStats --import-source no -f -o "$OUT/profile" \
+    carry/smla bench --preset dsv4-pro-tp8 --layer csa --q-len 1 --rows 256 --iters 1 --repeats 1 \
+    >"$OUT/ncu_sass.log" 2>&1
+  ncu --import "$OUT/profile.ncu-rep" --page source --print-source sass --csv >"$OUT/sass_profile.csv" 2>>"$OUT/ncu_sass.log"
+  summary+=("ncu-sass: $(wc -l <"$OUT/sass_profile.csv") lines")
+fi
 if has sass; then
   # Dump the sm_100a cubins' SASS and count local-memory and MMA instructions.
   carry/smla cache export --arch sm_100a --dir /tmp/cubins >/dev/null 2>&1

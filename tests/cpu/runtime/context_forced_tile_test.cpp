@@ -1,0 +1,85 @@
+// SMLA_TILE forces the tile configuration of every kernel a context builds: a valid text is the
+// tile of the compiled kernel (read back from the cache's key texts), and a bad value is
+// SMLA_ERR_INVALID_ARGUMENT naming the variable, never a crash or a compile error.
+#include <set>
+#include <string>
+
+#include "context_fixture.h"
+
+namespace smla::context_test {
+namespace {
+
+using ContextForcedTile = NoGpuContextTest;
+
+struct Prepared {
+  smla_status status;
+  std::string message;  // read before the context is destroyed
+};
+
+Prepared prepare_with_tile(const char* tile) {
+  ScopedEnv forced("SMLA_TILE", tile);
+  const smla_options options = compile_only_options("");
+  ContextPtr context = create_context(&options);
+  if (context == nullptr) return {SMLA_ERR_INTERNAL, "no context"};
+  const smla_problem problem = split_problem();
+  size_t workspace = 0;
+  const smla_status status = smla_prepare(context.get(), &problem, 64, &workspace);
+  return {status, smla_last_error()};
+}
+
+TEST_F(ContextForcedTile, ValidTextIsTheCompiledTile) {
+  // Not the heuristic's tile for this problem: other stages, segments and occupancy hint.
+  const std::string tile_text = "hg16.w8.te32.st3.seg5.mb1.sync_bf16";
+  const smla_problem problem = split_problem();
+  ASSERT_NE(default_tile_config(problem).text(), tile_text);
+  TempDir dir;
+  const std::string cache = dir.file("cache.sqlite");
+  {
+    ScopedEnv forced("SMLA_TILE", tile_text.c_str());
+    const smla_options options = compile_only_options(cache.c_str());
+    ContextPtr context = create_context(&options);
+    ASSERT_NE(context, nullptr);
+    size_t workspace = 0;
+    ASSERT_EQ(smla_prepare(context.get(), &problem, 64, &workspace), SMLA_OK) << smla_last_error();
+  }
+  const KernelKey decode = KernelKey::decode("sm_90a", problem, *TileConfig::parse(tile_text));
+  // 4 + 16 tiles in segments of 5: the combine kernel folds 4 segments.
+  EXPECT_EQ(cached_key_texts(cache),
+            (std::set<std::string>{decode.text(), KernelKey::combine_for(decode).text()}));
+  EXPECT_NE(decode.text().find(";tile=" + tile_text), std::string::npos);
+  EXPECT_NE(KernelKey::combine_for(decode).text().find(";segments=4;"), std::string::npos);
+}
+
+TEST_F(ContextForcedTile, MalformedTextIsInvalidArgument) {
+  for (const char* bad :
+       {"fast", "hg16.w8.te32.st3.seg5.sync_bf16", "hg16.w8.te32.st3.seg5.mb1.wgmma",
+        "hg16.w8.te32.st3.seg5.mb1.sync_bf16 "}) {
+    SCOPED_TRACE(std::string("SMLA_TILE=\"") + bad + "\"");
+    const Prepared prepared = prepare_with_tile(bad);
+    EXPECT_EQ(prepared.status, SMLA_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(prepared.message.find("SMLA_TILE"), std::string::npos) << prepared.message;
+  }
+}
+
+// BUG (runtime/context.cpp, Context::prepare_locked): SMLA_TILE is checked only for its
+// spelling (TileConfig::parse), not for values the kernel family supports. A zero
+// heads_per_cta, tile_entries or segment_tiles divides by zero on the host (DecodeScheduler's
+// constructor, decode_geometry) and kills the process with SIGFPE; other unsupported values
+// reach NVRTC and fail a template static_assert as SMLA_ERR_COMPILE. Each case runs in a child
+// process so that a crash fails this test only.
+TEST_F(ContextForcedTile, UnsupportedValuesAreInvalidArgument) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (const char* bad :
+       {"hg0.w8.te32.st2.seg4.mb2.sync_bf16", "hg16.w8.te0.st2.seg4.mb2.sync_bf16",
+        "hg16.w8.te32.st2.seg0.mb2.sync_bf16", "hg16.w0.te32.st2.seg4.mb2.sync_bf16",
+        "hg16.w8.te32.st0.seg4.mb2.sync_bf16", "hg16.w8.te32.st2.seg4.mb0.sync_bf16",
+        "hg-16.w8.te32.st2.seg4.mb2.sync_bf16", "hg24.w8.te32.st2.seg4.mb2.sync_bf16",
+        "hg16.w3.te32.st2.seg4.mb2.sync_bf16", "hg16.w8.te40.st2.seg4.mb2.sync_bf16"}) {
+    SCOPED_TRACE(std::string("SMLA_TILE=") + bad);
+    EXPECT_EXIT(std::_Exit(prepare_with_tile(bad).status),
+                ::testing::ExitedWithCode(SMLA_ERR_INVALID_ARGUMENT), "");
+  }
+}
+
+}  // namespace
+}  // namespace smla::context_test

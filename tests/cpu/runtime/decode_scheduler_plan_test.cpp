@@ -1,0 +1,69 @@
+// DecodeScheduler::plan: a call splits its rows into segments iff the kernel has more than one
+// segment, rows * head_groups <= kSplitCtaLimit and the partials fit kWorkspaceLimit; the grids
+// and the workspace follow from that choice and the kernel's shape alone.
+#include <gtest/gtest.h>
+
+#include "cpu/runtime/decode_scheduler_keys.h"
+#include "runtime/decode_scheduler.h"
+
+namespace smla::scheduler_test {
+namespace {
+
+void check_plans(const KernelKey& key) {
+  SCOPED_TRACE(key.text());
+  const DecodeScheduler scheduler(key);
+  const int64_t heads = key.heads;
+  const int64_t head_groups = (heads + key.tile.heads_per_cta - 1) / key.tile.heads_per_cta;
+  const int64_t segments = key.geometry().segments;
+  const int64_t item_floats = key.tile.heads_per_cta * (SMLA_HEAD_DIM + 2);
+  EXPECT_EQ(scheduler.head_groups(), head_groups);
+  EXPECT_EQ(scheduler.geometry().segments, segments);
+  for (int rows : {1, 2, 3, 5, 6, 7, 12, 16, 24, 47, 48, 49, 95, 96, 97, 100, 1024, 1 << 24}) {
+    SCOPED_TRACE(rows);
+    const DecodeLaunch plan = scheduler.plan(rows);
+    const bool split = segments > 1 && rows * head_groups <= DecodeScheduler::kSplitCtaLimit &&
+                       rows * segments * head_groups * item_floats * 4 <= DecodeScheduler::kWorkspaceLimit;
+    EXPECT_EQ(plan.split, split);
+    EXPECT_EQ(scheduler.splits(rows), split);
+    if (split) {
+      const int64_t items = rows * segments * head_groups;
+      EXPECT_EQ(plan.decode_blocks, items);
+      EXPECT_EQ(plan.combine_blocks, rows * heads);
+      EXPECT_EQ(plan.workspace_bytes, static_cast<size_t>(items * item_floats * 4));
+      // The (max, sum) pairs follow the partial outputs of every item.
+      EXPECT_EQ(plan.partial_ml_offset,
+                static_cast<size_t>(items * key.tile.heads_per_cta * SMLA_HEAD_DIM * 4));
+    } else {
+      EXPECT_EQ(plan.decode_blocks, rows * head_groups);
+      EXPECT_EQ(plan.combine_blocks, 0);
+      EXPECT_EQ(plan.workspace_bytes, 0u);
+    }
+  }
+}
+
+TEST(DecodeSchedulerPlan, SplitsSmallCallsOfMultiSegmentKernels) {
+  for (const KernelKey& key : scheduler_keys()) check_plans(key);
+}
+
+TEST(DecodeSchedulerPlan, SplitLimitExamples) {
+  // DSv4-Pro TP 1 CSA in 32-head groups and 32-entry tiles: 4 groups, 4 + 32 tiles in 9
+  // segments of 4; a row's partials take 9 * 4 * 32 * 514 * 4 bytes, so 14 rows are the last
+  // call that splits within 32 MiB (the CTA limit would allow 24).
+  TileConfig tile;
+  tile.heads_per_cta = 32;
+  tile.tile_entries = 32;
+  tile.segment_tiles = 4;
+  const DecodeScheduler scheduler(
+      KernelKey::decode("sm_90a", test::dsv4_compressed_problem(128, 64, 1024), tile));
+  ASSERT_EQ(scheduler.head_groups(), 4);
+  ASSERT_EQ(scheduler.geometry().segments, 9);
+  EXPECT_EQ(scheduler.max_split_rows(), 14);
+  EXPECT_TRUE(scheduler.splits(14));
+  EXPECT_FALSE(scheduler.splits(15));
+  EXPECT_EQ(scheduler.plan(14).decode_blocks, 14 * 9 * 4);
+  EXPECT_EQ(scheduler.plan(14).combine_blocks, 14 * 128);
+  EXPECT_EQ(scheduler.plan(15).decode_blocks, 15 * 4);
+}
+
+}  // namespace
+}  // namespace smla::scheduler_test

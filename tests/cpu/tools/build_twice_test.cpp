@@ -1,0 +1,45 @@
+// `smla cache build` compiles every kernel of a deployment into a fresh cache, and a second run
+// finds them all cached and is fast: what makes building ahead of serving worth it.
+#include <gtest/gtest.h>
+
+#include "cpu/tools/cli_test_support.h"
+
+namespace smla::cli_test {
+namespace {
+
+TEST(CacheBuild, SecondRunFindsEveryKernelCached) {
+  TempDir dir;
+  const std::vector<std::string> args = {
+      "cache", "build",  "--preset", "dsv4-flash-tp8",        "--arch", "sm_90a", "--jobs",
+      "2",     "--json", "--cache",  dir.file("cache.sqlite")};
+  const CliResult first = run_cli(args);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const nlohmann::json a = first.json();
+  ASSERT_FALSE(a.is_discarded()) << first.out;
+  const int kernels = a.at("kernels").get<int>();
+  EXPECT_GT(kernels, 0);
+  EXPECT_EQ(a.at("compiled").get<int>(), kernels);
+  EXPECT_EQ(a.at("cached").get<int>(), 0);
+  EXPECT_EQ(a.at("failed").get<int>(), 0);
+  EXPECT_GT(a.at("median_compile_ms").get<double>(), 0);
+  EXPECT_GT(a.at("cubin_bytes").get<int64_t>(), 0);
+  EXPECT_TRUE(a.at("persistent").get<bool>());
+
+  const CliResult second = run_cli(args);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const nlohmann::json b = second.json();
+  ASSERT_FALSE(b.is_discarded()) << second.out;
+  EXPECT_EQ(b.at("kernels").get<int>(), kernels);
+  EXPECT_EQ(b.at("cached").get<int>(), kernels);
+  EXPECT_EQ(b.at("compiled").get<int>(), 0);
+  EXPECT_EQ(b.at("cubin_bytes").get<int64_t>(), a.at("cubin_bytes").get<int64_t>());
+  EXPECT_LE(second.seconds, 2.0);
+  std::printf(
+      "[ measured ] %d kernels compiled in %.2f s (reported %.2f s, median compile %.0f ms); "
+      "second run %.3f s\n",
+      kernels, first.seconds, a.at("seconds").get<double>(),
+      a.at("median_compile_ms").get<double>(), second.seconds);
+}
+
+}  // namespace
+}  // namespace smla::cli_test

@@ -1,0 +1,50 @@
+// Eight processes building the same deployment into one fresh cache at once (eight
+// tensor-parallel ranks starting together) compile each kernel exactly once between them.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "cpu/tools/cli_test_support.h"
+
+namespace smla::cli_test {
+namespace {
+
+constexpr int kProcesses = 8;
+
+TEST(CacheBuild, ConcurrentProcessesCompileEachKernelOnce) {
+  TempDir dir;
+  const std::string db = dir.file("cache.sqlite");
+  std::vector<std::unique_ptr<CliProcess>> processes;
+  for (int i = 0; i < kProcesses; ++i) {
+    processes.push_back(std::make_unique<CliProcess>(
+        std::vector<std::string>{"cache", "build", "--preset", "dsv4-flash-tp8", "--arch",
+                                 "sm_100a", "--jobs", "1", "--json", "--cache", db}));
+  }
+  int compiled = 0;
+  int kernels = -1;
+  double slowest = 0;
+  for (int i = 0; i < kProcesses; ++i) {
+    SCOPED_TRACE(i);
+    const CliResult result = processes[i]->wait();
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const nlohmann::json summary = result.json();
+    ASSERT_FALSE(summary.is_discarded()) << result.out;
+    if (kernels < 0) kernels = summary.at("kernels").get<int>();
+    EXPECT_EQ(summary.at("kernels").get<int>(), kernels);
+    EXPECT_EQ(summary.at("failed").get<int>(), 0);
+    EXPECT_EQ(summary.at("compiled").get<int>() + summary.at("cached").get<int>(), kernels);
+    compiled += summary.at("compiled").get<int>();
+    slowest = std::max(slowest, result.seconds);
+  }
+  EXPECT_EQ(compiled, kernels);
+
+  const CliResult verify = run_cli({"cache", "verify", "--cache", db});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  const CliResult ls = run_cli({"cache", "ls", "--json", "--cache", db});
+  EXPECT_EQ(ls.json().size(), static_cast<size_t>(kernels)) << ls.out;
+  std::printf("[ measured ] %d processes, %d kernels, %d compilations in all; slowest %.2f s\n",
+              kProcesses, kernels, compiled, slowest);
+}
+
+}  // namespace
+}  // namespace smla::cli_test

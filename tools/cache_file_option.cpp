@@ -1,0 +1,37 @@
+#include "tools/cache_file_option.h"
+
+#include <cstdlib>
+
+namespace smla::tools {
+
+void CacheFileOption::add_to(CLI::App& command) {
+  option_ = command.add_option("--cache", value_,
+                               "cache file (default: $SMLA_CACHE, else ~/.cache/smla/cache.sqlite; "
+                               "\"\" = memory only)");
+}
+
+std::string CacheFileOption::path() const {
+  // NOTE: the option's count, not its value, decides: `--cache ""` asks for memory only.
+  if (option_ != nullptr && option_->count() > 0) return value_;
+  if (const char* path = std::getenv("SMLA_CACHE")) return path;
+  return default_cache_path();
+}
+
+std::unique_ptr<CubinStore> CacheFileOption::open(const Logger& log) const {
+  CubinStore::Options options;
+  options.path = path();
+  return CubinStore::open(options, log);
+}
+
+void apply_log_environment(Logger* log) {
+  const char* level = std::getenv("SMLA_LOG");
+  if (level == nullptr) return;
+  smla_log_level parsed;
+  if (parse_log_level(level, &parsed)) {
+    log->set_level(parsed);
+  } else {
+    log->warn("ignoring SMLA_LOG={}: expected error, warn, info or debug", level);
+  }
+}
+
+}  // namespace smla::tools

@@ -1,0 +1,30 @@
+// What every `smla cache` subcommand shares: the cache file it works on (--cache PATH, else
+// $SMLA_CACHE, else the default path) and a logger that honours SMLA_LOG.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "cache/cubin_store.h"
+#include "support/log.h"
+
+namespace smla::tools {
+
+class CacheFileOption {
+ public:
+  void add_to(CLI::App& command);
+  // The file the command works on; "" means memory only (`--cache ""`, or no $HOME).
+  std::string path() const;
+  // The user cache only: these commands manage that file, so no system cache is layered in.
+  std::unique_ptr<CubinStore> open(const Logger& log) const;
+
+ private:
+  std::string value_;
+  CLI::Option* option_ = nullptr;
+};
+
+// Warnings by default, as in a context; SMLA_LOG=error|warn|info|debug overrides.
+void apply_log_environment(Logger* log);
+
+}  // namespace smla::tools

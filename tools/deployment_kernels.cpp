@@ -1,0 +1,34 @@
+#include "tools/deployment_kernels.h"
+
+#include <unordered_set>
+
+#include "autotune/heuristics.h"
+#include "runtime/validate.h"
+
+namespace smla::tools {
+
+Status deployment_kernels(const Deployment& deployment, const std::vector<std::string>& archs,
+                          std::vector<KernelKey>* keys) {
+  std::unordered_set<std::string> seen;
+  const auto add = [&](const KernelKey& key) {
+    if (seen.insert(key.text()).second) keys->push_back(key);
+  };
+  const std::vector<std::pair<std::string, smla_problem>> problems = deployment.problems();
+  if (problems.empty()) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "deployment {} has no problems: no layers or no q_lens",
+                 deployment.name);
+  }
+  for (const auto& [label, problem] : problems) {
+    const Status valid = validate_problem(&problem);
+    if (!valid)
+      return error(valid.code(), "deployment {}, {}: {}", deployment.name, label, valid.message());
+    for (const std::string& arch : archs) {
+      const KernelKey decode = KernelKey::decode(arch, problem, default_tile_config(problem));
+      add(decode);
+      if (decode.geometry().segments > 1) add(KernelKey::combine_for(decode));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace smla::tools
