@@ -23,7 +23,8 @@ TileConfig default_tile_config(const smla_problem& problem) {
   config.heads_per_cta = problem.num_heads <= 16 ? 16 : 32;
   // The bf16 layout's score fragments come through ldmatrix and need a few more registers than
   // 128: it keeps one CTA per SM.
-  config.min_blocks_per_sm = config.heads_per_cta == 16 && problem.kv_layout != SMLA_KV_BF16 ? 2 : 1;
+  config.min_blocks_per_sm =
+      config.heads_per_cta == 16 && problem.kv_layout != SMLA_KV_BF16 ? 2 : 1;
   config.stages = config.heads_per_cta == 16 ? 3 : 4;
   config.tile_entries = 32;
   // Segments of ~128 entries for CSA-sized rows keep a 1-row call spread over ~10 CTAs; wider

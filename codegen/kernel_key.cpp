@@ -1,24 +1,24 @@
 #include "codegen/kernel_key.h"
 
 #define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #include <fmt/format.h>
+#include <xxhash.h>
 
 namespace smla {
 
 const char* layout_name(smla_kv_layout layout) {
   switch (layout) {
-    case SMLA_KV_FP8_UNIFORM: return "fp8_uniform";
-    case SMLA_KV_FP8_PACKED: return "fp8_packed";
-    case SMLA_KV_BF16: return "bf16";
+    case SMLA_KV_FP8_UNIFORM:
+      return "fp8_uniform";
+    case SMLA_KV_FP8_PACKED:
+      return "fp8_packed";
+    case SMLA_KV_BF16:
+      return "bf16";
   }
   return "?";
 }
 
-const char* dtype_name(smla_dtype dtype) {
-  return dtype == SMLA_FP8_E4M3 ? "fp8_e4m3" : "bf16";
-}
+const char* dtype_name(smla_dtype dtype) { return dtype == SMLA_FP8_E4M3 ? "fp8_e4m3" : "bf16"; }
 
 bool is_supported_arch(const std::string& arch) {
   return arch == "sm_90a" || arch == "sm_100a" || arch == "sm_103a";
@@ -66,9 +66,9 @@ KernelKey KernelKey::combine_for(const KernelKey& decode_key) {
 }
 
 DecodeShape KernelKey::shape() const {
-  return DecodeShape{tile.heads_per_cta, tile.warps,  tile.tile_entries,
+  return DecodeShape{tile.heads_per_cta, tile.warps,         tile.tile_entries,
                      tile.stages,        tile.segment_tiles, static_cast<int>(layout),
-                     num_sources,        width[0],    width[1]};
+                     num_sources,        width[0],           width[1]};
 }
 
 const char* KernelKey::entry_point() const {
@@ -84,9 +84,10 @@ std::string KernelKey::text() const {
   for (int s = 0; s < num_sources; ++s) {
     sources += fmt::format("src{}=p{}w{};", s, page_size[s], width[s]);
   }
-  return fmt::format("family=decode;arch={};heads={};layout={};q={};{}qlen={};sink={};lse={};tile={}",
-                     arch, heads, layout_name(layout), dtype_name(q_dtype), sources, q_len,
-                     sink ? 1 : 0, lse ? 1 : 0, tile.text());
+  return fmt::format(
+      "family=decode;arch={};heads={};layout={};q={};{}qlen={};sink={};lse={};tile={}", arch, heads,
+      layout_name(layout), dtype_name(q_dtype), sources, q_len, sink ? 1 : 0, lse ? 1 : 0,
+      tile.text());
 }
 
 std::string KernelKey::unsupported_tile() const {

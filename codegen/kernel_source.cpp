@@ -28,8 +28,8 @@ std::string decode_prologue(const KernelKey& key) {
       key.heads, t.heads_per_cta, t.warps, t.tile_entries, t.stages, t.segment_tiles,
       t.min_blocks_per_sm, static_cast<int>(key.layout), layout_name(key.layout),
       key.q_dtype == SMLA_FP8_E4M3, key.num_sources, key.page_size[0], key.width[0],
-      key.num_sources > 1 ? key.page_size[1] : 1, key.num_sources > 1 ? key.width[1] : 0,
-      key.q_len, key.sink, key.lse);
+      key.num_sources > 1 ? key.page_size[1] : 1, key.num_sources > 1 ? key.width[1] : 0, key.q_len,
+      key.sink, key.lse);
 }
 
 std::string combine_prologue(const KernelKey& key) {

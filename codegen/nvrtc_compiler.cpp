@@ -53,8 +53,8 @@ const std::string& toolchain_fingerprint() {
   return kFingerprint;
 }
 
-Status compile_to_cubin(const std::string& source, const std::string& name,
-                        const std::string& arch, CompiledKernel* result) {
+Status compile_to_cubin(const std::string& source, const std::string& name, const std::string& arch,
+                        CompiledKernel* result) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<const char*> header_texts, header_names;
   for (const EmbeddedTemplate& t : embedded_templates()) {
@@ -70,8 +70,8 @@ Status compile_to_cubin(const std::string& source, const std::string& name,
   const std::vector<std::string> options = compile_options(arch);
   std::vector<const char*> option_pointers;
   for (const std::string& o : options) option_pointers.push_back(o.c_str());
-  const nvrtcResult compiled =
-      nvrtcCompileProgram(program, static_cast<int>(option_pointers.size()), option_pointers.data());
+  const nvrtcResult compiled = nvrtcCompileProgram(
+      program, static_cast<int>(option_pointers.size()), option_pointers.data());
 
   size_t log_size = 0;
   nvrtcGetProgramLogSize(program, &log_size);

@@ -12,13 +12,13 @@ namespace smla {
 
 struct CompiledKernel {
   std::vector<uint8_t> cubin;
-  std::string log;   // NVRTC's log, including ptxas' resource usage line
+  std::string log;  // NVRTC's log, including ptxas' resource usage line
   double compile_ms = 0;
 };
 
 // SMLA_ERR_COMPILE with the log in the message on failure.
-Status compile_to_cubin(const std::string& source, const std::string& name,
-                        const std::string& arch, CompiledKernel* result);
+Status compile_to_cubin(const std::string& source, const std::string& name, const std::string& arch,
+                        CompiledKernel* result);
 
 // The options compile_to_cubin passes for `arch` (part of the toolchain fingerprint).
 std::vector<std::string> compile_options(const std::string& arch);

@@ -1,24 +1,24 @@
 #include "codegen/tile_config.h"
 
-#include <cstdio>
-
 #include <fmt/format.h>
+
+#include <cstdio>
 
 namespace smla {
 
 std::string TileConfig::text() const {
-  return fmt::format("hg{}.w{}.te{}.st{}.seg{}.mb{}.sync_bf16", heads_per_cta, warps,
-                     tile_entries, stages, segment_tiles, min_blocks_per_sm);
+  return fmt::format("hg{}.w{}.te{}.st{}.seg{}.mb{}.sync_bf16", heads_per_cta, warps, tile_entries,
+                     stages, segment_tiles, min_blocks_per_sm);
 }
 
 std::optional<TileConfig> TileConfig::parse(const std::string& text) {
   TileConfig config;
   char path[32] = {0};
   int consumed = 0;
-  const int fields = std::sscanf(text.c_str(), "hg%d.w%d.te%d.st%d.seg%d.mb%d.%31[a-z0-9_]%n",
-                                 &config.heads_per_cta, &config.warps, &config.tile_entries,
-                                 &config.stages, &config.segment_tiles,
-                                 &config.min_blocks_per_sm, path, &consumed);
+  const int fields =
+      std::sscanf(text.c_str(), "hg%d.w%d.te%d.st%d.seg%d.mb%d.%31[a-z0-9_]%n",
+                  &config.heads_per_cta, &config.warps, &config.tile_entries, &config.stages,
+                  &config.segment_tiles, &config.min_blocks_per_sm, path, &consumed);
   if (fields != 7 || consumed != static_cast<int>(text.size())) return std::nullopt;
   if (std::string(path) != "sync_bf16") return std::nullopt;
   if (config.text() != text) return std::nullopt;  // canonical spelling only

@@ -12,11 +12,11 @@ namespace smla {
 enum class MmaPath { kSyncBf16 };
 
 struct TileConfig {
-  int heads_per_cta = 16;  // 16 or 32: heads are the M of the score MMA
-  int warps = 4;           // consumer warps, each owning 512 / warps dims (4 or 8)
-  int tile_entries = 32;   // KV entries per pipeline stage (16, 32, 48, 64)
-  int stages = 3;          // pipeline depth
-  int segment_tiles = 4;   // tiles per segment: the fold unit of split-KV
+  int heads_per_cta = 16;     // 16 or 32: heads are the M of the score MMA
+  int warps = 4;              // consumer warps, each owning 512 / warps dims (4 or 8)
+  int tile_entries = 32;      // KV entries per pipeline stage (16, 32, 48, 64)
+  int stages = 3;             // pipeline depth
+  int segment_tiles = 4;      // tiles per segment: the fold unit of split-KV
   int min_blocks_per_sm = 1;  // __launch_bounds__ occupancy hint (register budget)
   MmaPath mma = MmaPath::kSyncBf16;
 

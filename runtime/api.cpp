@@ -37,7 +37,8 @@ smla_status guarded(Body&& body) {
 
 smla::Status check_context(const smla_context* ctx) {
   if (ctx == nullptr || !ctx->impl) {
-    return smla::Status(SMLA_ERR_INVALID_ARGUMENT, "ctx = NULL: create one with smla_context_create");
+    return smla::Status(SMLA_ERR_INVALID_ARGUMENT,
+                        "ctx = NULL: create one with smla_context_create");
   }
   return smla::Status::ok();
 }
@@ -58,7 +59,8 @@ void smla_options_init(smla_options* options) {
 
 smla_status smla_context_create(const smla_options* options, smla_context** ctx) {
   return guarded([&]() -> smla::Status {
-    if (ctx == nullptr) return smla::Status(SMLA_ERR_INVALID_ARGUMENT, "ctx = NULL: must point to a smla_context*");
+    if (ctx == nullptr)
+      return smla::Status(SMLA_ERR_INVALID_ARGUMENT, "ctx = NULL: must point to a smla_context*");
     *ctx = nullptr;
     SMLA_TRY(smla::validate_options(options));
     std::unique_ptr<smla::Context> impl;
@@ -82,7 +84,8 @@ smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max
     SMLA_TRY(smla::validate_problem(problem));
     SMLA_TRY(smla::validate_max_rows(max_rows));
     if (workspace_bytes == nullptr) {
-      return smla::Status(SMLA_ERR_INVALID_ARGUMENT, "workspace_bytes = NULL: must point to a size_t");
+      return smla::Status(SMLA_ERR_INVALID_ARGUMENT,
+                          "workspace_bytes = NULL: must point to a size_t");
     }
     return ctx->impl->prepare(*problem, max_rows, workspace_bytes);
   });
@@ -118,16 +121,26 @@ const char* smla_version(void) { return "smla 0.3.0"; }
 
 const char* smla_status_string(smla_status status) {
   switch (status) {
-    case SMLA_OK: return "SMLA_OK";
-    case SMLA_ERR_INVALID_ARGUMENT: return "SMLA_ERR_INVALID_ARGUMENT";
-    case SMLA_ERR_UNSUPPORTED: return "SMLA_ERR_UNSUPPORTED";
-    case SMLA_ERR_NO_DEVICE: return "SMLA_ERR_NO_DEVICE";
-    case SMLA_ERR_CUDA: return "SMLA_ERR_CUDA";
-    case SMLA_ERR_COMPILE: return "SMLA_ERR_COMPILE";
-    case SMLA_ERR_CACHE: return "SMLA_ERR_CACHE";
-    case SMLA_ERR_WORKSPACE: return "SMLA_ERR_WORKSPACE";
-    case SMLA_ERR_NOT_READY: return "SMLA_ERR_NOT_READY";
-    case SMLA_ERR_INTERNAL: return "SMLA_ERR_INTERNAL";
+    case SMLA_OK:
+      return "SMLA_OK";
+    case SMLA_ERR_INVALID_ARGUMENT:
+      return "SMLA_ERR_INVALID_ARGUMENT";
+    case SMLA_ERR_UNSUPPORTED:
+      return "SMLA_ERR_UNSUPPORTED";
+    case SMLA_ERR_NO_DEVICE:
+      return "SMLA_ERR_NO_DEVICE";
+    case SMLA_ERR_CUDA:
+      return "SMLA_ERR_CUDA";
+    case SMLA_ERR_COMPILE:
+      return "SMLA_ERR_COMPILE";
+    case SMLA_ERR_CACHE:
+      return "SMLA_ERR_CACHE";
+    case SMLA_ERR_WORKSPACE:
+      return "SMLA_ERR_WORKSPACE";
+    case SMLA_ERR_NOT_READY:
+      return "SMLA_ERR_NOT_READY";
+    case SMLA_ERR_INTERNAL:
+      return "SMLA_ERR_INTERNAL";
   }
   return "unknown smla_status";
 }

@@ -96,8 +96,8 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
   Status driver_status;
   context->driver_ = CudaDriver::get(&driver_status);
   int devices = 0;
-  if (context->driver_ != nullptr &&
-      context->driver_->cuDeviceGetCount(&devices) == CUDA_SUCCESS && devices > 0) {
+  if (context->driver_ != nullptr && context->driver_->cuDeviceGetCount(&devices) == CUDA_SUCCESS &&
+      devices > 0) {
     if (o.device >= devices) {
       return error(SMLA_ERR_INVALID_ARGUMENT, "options.device = {}: this machine has {} device(s)",
                    o.device, devices);
@@ -109,7 +109,8 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
     }
   } else {
     context->driver_ = nullptr;
-    context->log_.info("no GPU ({}): compiling for {} only", driver_status.is_ok() ? "no device" : driver_status.message(),
+    context->log_.info("no GPU ({}): compiling for {} only",
+                       driver_status.is_ok() ? "no device" : driver_status.message(),
                        o.arch ? o.arch : "no architecture");
     if (o.arch) context->arch_ = o.arch;
   }
@@ -123,21 +124,27 @@ Status Context::open_device(int ordinal) {
   char name[256] = {0};
   SMLA_TRY(d.check(d.cuDeviceGetName(name, sizeof(name) - 1, cu_device_), "cuDeviceGetName"));
   int major = 0, minor = 0;
-  SMLA_TRY(d.check(d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device_),
-                   "cuDeviceGetAttribute"));
-  SMLA_TRY(d.check(d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device_),
-                   "cuDeviceGetAttribute"));
+  SMLA_TRY(d.check(
+      d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device_),
+      "cuDeviceGetAttribute"));
+  SMLA_TRY(d.check(
+      d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device_),
+      "cuDeviceGetAttribute"));
   device_.ordinal = ordinal;
   device_.name = name;
   device_.arch = arch_for_compute_capability(major, minor);
   if (device_.arch.empty()) {
-    return error(SMLA_ERR_UNSUPPORTED, "device {} ({}) has compute capability {}.{}; smla runs on sm_90, sm_100 and sm_103",
-                 ordinal, name, major, minor);
+    return error(
+        SMLA_ERR_UNSUPPORTED,
+        "device {} ({}) has compute capability {}.{}; smla runs on sm_90, sm_100 and sm_103",
+        ordinal, name, major, minor);
   }
-  SMLA_TRY(d.check(d.cuDeviceGetAttribute(&device_.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu_device_),
+  SMLA_TRY(d.check(d.cuDeviceGetAttribute(&device_.sm_count,
+                                          CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu_device_),
                    "cuDeviceGetAttribute"));
   SMLA_TRY(d.check(d.cuDriverGetVersion(&device_.driver_version), "cuDriverGetVersion"));
-  SMLA_TRY(d.check(d.cuDevicePrimaryCtxRetain(&cu_context_, cu_device_), "cuDevicePrimaryCtxRetain"));
+  SMLA_TRY(
+      d.check(d.cuDevicePrimaryCtxRetain(&cu_context_, cu_device_), "cuDevicePrimaryCtxRetain"));
   arch_ = device_.arch;
   log_.info("device {}: {} ({}, {} SMs)", ordinal, device_.name, device_.arch, device_.sm_count);
   return Status::ok();
@@ -163,13 +170,16 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   kernel->threads = decode ? key.geometry().threads : 128;
   kernel->smem_bytes = decode ? key.geometry().smem_bytes : 0;
   ScopedCurrentContext current(*driver_, cu_context_);
-  SMLA_TRY(driver_->check(driver_->cuModuleLoadData(&kernel->module, built.cubin.data()), "cuModuleLoadData"));
-  Status status = driver_->check(driver_->cuModuleGetFunction(&kernel->function, kernel->module, key.entry_point()),
-                                 "cuModuleGetFunction");
+  SMLA_TRY(driver_->check(driver_->cuModuleLoadData(&kernel->module, built.cubin.data()),
+                          "cuModuleLoadData"));
+  Status status = driver_->check(
+      driver_->cuModuleGetFunction(&kernel->function, kernel->module, key.entry_point()),
+      "cuModuleGetFunction");
   if (status && kernel->smem_bytes > 48 * 1024) {
-    status = driver_->check(driver_->cuFuncSetAttribute(kernel->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                        kernel->smem_bytes),
-                            "cuFuncSetAttribute(max dynamic shared memory)");
+    status = driver_->check(
+        driver_->cuFuncSetAttribute(
+            kernel->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kernel->smem_bytes),
+        "cuFuncSetAttribute(max dynamic shared memory)");
   }
   if (!status) {
     driver_->cuModuleUnload(kernel->module);
@@ -178,7 +188,8 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   return status;
 }
 
-Status Context::prepare_locked(const smla_problem& problem, bool allow_compile, const Prepared** result) {
+Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
+                               const Prepared** result) {
   if (const Prepared* found = find_prepared(problem)) {
     *result = found;
     return Status::ok();
@@ -191,7 +202,9 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile, 
   // candidates (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.sync_bf16 smla bench ...`), not for serving.
   if (const char* forced = env("SMLA_TILE")) {
     const std::optional<TileConfig> parsed = TileConfig::parse(forced);
-    if (!parsed) return error(SMLA_ERR_INVALID_ARGUMENT, "SMLA_TILE = \"{}\": not a tile configuration", forced);
+    if (!parsed)
+      return error(SMLA_ERR_INVALID_ARGUMENT, "SMLA_TILE = \"{}\": not a tile configuration",
+                   forced);
     tile = *parsed;
   }
   const KernelKey key = KernelKey::decode(arch_, problem, tile);
@@ -202,7 +215,8 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile, 
   auto prepared = std::unique_ptr<Prepared>(new Prepared{key, DecodeScheduler(key), {}, {}});
   SMLA_TRY(load_kernel(key, allow_compile, &prepared->decode));
   if (prepared->scheduler.geometry().segments > 1) {
-    const Status status = load_kernel(KernelKey::combine_for(key), allow_compile, &prepared->combine);
+    const Status status =
+        load_kernel(KernelKey::combine_for(key), allow_compile, &prepared->combine);
     if (!status) {
       if (prepared->decode.module) driver_->cuModuleUnload(prepared->decode.module);
       return status;
@@ -238,8 +252,9 @@ Status Context::decode(const smla_problem& problem, const smla_args& args, void*
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
     SMLA_TRY(driver_->check(driver_->cuStreamIsCapturing(stream, &capture), "cuStreamIsCapturing"));
     if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
-      return error(SMLA_ERR_NOT_READY,
-                   "the stream is capturing and this problem was not prepared: call smla_prepare first");
+      return error(
+          SMLA_ERR_NOT_READY,
+          "the stream is capturing and this problem was not prepared: call smla_prepare first");
     }
     std::lock_guard<std::mutex> lock(prepare_mutex_);
     SMLA_TRY(prepare_locked(problem, jit_allowed_, &prepared));
@@ -251,7 +266,8 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
                        void* workspace, size_t workspace_bytes, CUstream stream) {
   const DecodeLaunch plan = prepared.scheduler.plan(args.num_rows);
   if (plan.workspace_bytes > workspace_bytes) {
-    return error(SMLA_ERR_WORKSPACE, "workspace_bytes = {}: this call needs {} (smla_prepare returns the size)",
+    return error(SMLA_ERR_WORKSPACE,
+                 "workspace_bytes = {}: this call needs {} (smla_prepare returns the size)",
                  workspace_bytes, plan.workspace_bytes);
   }
   DecodeParams params{};
@@ -282,7 +298,8 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   params.lse = problem.want_lse ? args.lse : nullptr;
   if (plan.split) {
     params.partial_out = static_cast<float*>(workspace);
-    params.partial_ml = reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
+    params.partial_ml =
+        reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
   }
 
   void* kernel_args[] = {&params};
@@ -293,14 +310,16 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(prepared.decode.smem_bytes);
   config.hStream = stream;
-  SMLA_TRY(driver_->check(driver_->cuLaunchKernelEx(&config, prepared.decode.function, kernel_args, nullptr),
-                          "cuLaunchKernelEx(decode)"));
+  SMLA_TRY(driver_->check(
+      driver_->cuLaunchKernelEx(&config, prepared.decode.function, kernel_args, nullptr),
+      "cuLaunchKernelEx(decode)"));
   if (!plan.split) return Status::ok();
   config.gridDimX = static_cast<unsigned>(plan.combine_blocks);
   config.blockDimX = static_cast<unsigned>(prepared.combine.threads);
   config.sharedMemBytes = 0;
-  return driver_->check(driver_->cuLaunchKernelEx(&config, prepared.combine.function, kernel_args, nullptr),
-                        "cuLaunchKernelEx(combine)");
+  return driver_->check(
+      driver_->cuLaunchKernelEx(&config, prepared.combine.function, kernel_args, nullptr),
+      "cuLaunchKernelEx(combine)");
 }
 
 }  // namespace smla

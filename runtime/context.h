@@ -2,9 +2,8 @@
 // has prepared, and the policy (JIT, logging) of the host that created it.
 #pragma once
 
-#include <smla.h>
-
 #include <cuda.h>
+#include <smla.h>
 
 #include <memory>
 #include <mutex>

@@ -16,7 +16,8 @@ std::unique_ptr<CudaDriver> CudaDriver::load(Status* status) {
   // The handle is never closed: the driver stays loaded for the life of the process.
   void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
-    *status = error(SMLA_ERR_NO_DEVICE, "no CUDA driver: dlopen(libcuda.so.1) failed: {}", dlerror());
+    *status =
+        error(SMLA_ERR_NO_DEVICE, "no CUDA driver: dlopen(libcuda.so.1) failed: {}", dlerror());
     return nullptr;
   }
   auto get_proc = reinterpret_cast<GetProcAddress>(dlsym(library, "cuGetProcAddress_v2"));
@@ -27,17 +28,16 @@ std::unique_ptr<CudaDriver> CudaDriver::load(Status* status) {
   std::unique_ptr<CudaDriver> driver(new CudaDriver());
   // NOTE: asking for the symbol by its base name at the header's CUDA_VERSION returns the ABI
   // version cuda.h declares (cuMemAlloc -> cuMemAlloc_v2), matching the decltype above.
-#define SMLA_LOAD_DRIVER_FUNCTION(name)                                                       \
-  {                                                                                           \
-    void* fn = nullptr;                                                                       \
-    CUdriverProcAddressQueryResult found;                                                     \
-    if (get_proc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=            \
-            CUDA_SUCCESS ||                                                                   \
-        fn == nullptr) {                                                                      \
-      *status = error(SMLA_ERR_NO_DEVICE, "the CUDA driver lacks {}", #name);                 \
-      return nullptr;                                                                         \
-    }                                                                                         \
-    driver->name = reinterpret_cast<decltype(driver->name)>(fn);                              \
+#define SMLA_LOAD_DRIVER_FUNCTION(name)                                                            \
+  {                                                                                                \
+    void* fn = nullptr;                                                                            \
+    CUdriverProcAddressQueryResult found;                                                          \
+    if (get_proc(#name, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS || \
+        fn == nullptr) {                                                                           \
+      *status = error(SMLA_ERR_NO_DEVICE, "the CUDA driver lacks {}", #name);                      \
+      return nullptr;                                                                              \
+    }                                                                                              \
+    driver->name = reinterpret_cast<decltype(driver->name)>(fn);                                   \
   }
   SMLA_DRIVER_FUNCTIONS(SMLA_LOAD_DRIVER_FUNCTION)
 #undef SMLA_LOAD_DRIVER_FUNCTION

@@ -12,7 +12,8 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key)
                    decode_key.tile.heads_per_cta) {
   if (geometry_.segments > 1) {
     const int64_t row_bytes = static_cast<int64_t>(geometry_.segments) * head_groups_ *
-                              partial_item_floats(heads_per_cta_) * static_cast<int64_t>(sizeof(float));
+                              partial_item_floats(heads_per_cta_) *
+                              static_cast<int64_t>(sizeof(float));
     max_split_rows_ = std::min(kSplitCtaLimit / head_groups_, kWorkspaceLimit / row_bytes);
   }
 }
@@ -29,9 +30,8 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
   launch.decode_blocks = items;
   launch.combine_blocks = rows * heads_;
   launch.partial_ml_offset = static_cast<size_t>(items) * heads_per_cta_ * kHeadDim * sizeof(float);
-  launch.workspace_bytes =
-      static_cast<size_t>(items) * static_cast<size_t>(partial_item_floats(heads_per_cta_)) *
-      sizeof(float);
+  launch.workspace_bytes = static_cast<size_t>(items) *
+                           static_cast<size_t>(partial_item_floats(heads_per_cta_)) * sizeof(float);
   return launch;
 }
 

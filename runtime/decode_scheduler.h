@@ -15,8 +15,8 @@ namespace smla {
 struct DecodeLaunch {
   bool split = false;
   int64_t decode_blocks = 0;
-  int64_t combine_blocks = 0;  // 0 when not split
-  size_t workspace_bytes = 0;  // what this call needs
+  int64_t combine_blocks = 0;    // 0 when not split
+  size_t workspace_bytes = 0;    // what this call needs
   size_t partial_ml_offset = 0;  // byte offset of the (max, sum) pairs inside the workspace
 };
 

@@ -19,13 +19,17 @@ DeviceBuffer::~DeviceBuffer() {
 }
 
 Status DeviceBuffer::upload(const void* host, size_t bytes, size_t offset) const {
-  if (offset + bytes > bytes_) return error(SMLA_ERR_INTERNAL, "upload of {} bytes at {} past a {}-byte buffer", bytes, offset, bytes_);
+  if (offset + bytes > bytes_)
+    return error(SMLA_ERR_INTERNAL, "upload of {} bytes at {} past a {}-byte buffer", bytes, offset,
+                 bytes_);
   if (bytes == 0) return Status::ok();
   return driver_->check(driver_->cuMemcpyHtoD(pointer_ + offset, host, bytes), "cuMemcpyHtoD");
 }
 
 Status DeviceBuffer::download(void* host, size_t bytes, size_t offset) const {
-  if (offset + bytes > bytes_) return error(SMLA_ERR_INTERNAL, "download of {} bytes at {} past a {}-byte buffer", bytes, offset, bytes_);
+  if (offset + bytes > bytes_)
+    return error(SMLA_ERR_INTERNAL, "download of {} bytes at {} past a {}-byte buffer", bytes,
+                 offset, bytes_);
   if (bytes == 0) return Status::ok();
   return driver_->check(driver_->cuMemcpyDtoH(host, pointer_ + offset, bytes), "cuMemcpyDtoH");
 }
@@ -41,11 +45,13 @@ Status DeviceSession::open(int ordinal, std::unique_ptr<DeviceSession>* session)
   if (driver == nullptr) return status;
   int count = 0;
   SMLA_TRY(driver->check(driver->cuDeviceGetCount(&count), "cuDeviceGetCount"));
-  if (ordinal >= count) return error(SMLA_ERR_NO_DEVICE, "no device {} ({} present)", ordinal, count);
+  if (ordinal >= count)
+    return error(SMLA_ERR_NO_DEVICE, "no device {} ({} present)", ordinal, count);
   std::unique_ptr<DeviceSession> s(new DeviceSession());
   s->driver_ = driver;
   SMLA_TRY(driver->check(driver->cuDeviceGet(&s->device_, ordinal), "cuDeviceGet"));
-  SMLA_TRY(driver->check(driver->cuDevicePrimaryCtxRetain(&s->context_, s->device_), "cuDevicePrimaryCtxRetain"));
+  SMLA_TRY(driver->check(driver->cuDevicePrimaryCtxRetain(&s->context_, s->device_),
+                         "cuDevicePrimaryCtxRetain"));
   SMLA_TRY(driver->check(driver->cuCtxPushCurrent(s->context_), "cuCtxPushCurrent"));
   *session = std::move(s);
   return Status::ok();
@@ -68,7 +74,8 @@ Status DeviceSession::allocate(size_t bytes, DeviceBuffer* buffer) const {
   return Status::ok();
 }
 
-Status DeviceSession::copy_to_device(const std::vector<unsigned char>& host, DeviceBuffer* buffer) const {
+Status DeviceSession::copy_to_device(const std::vector<unsigned char>& host,
+                                     DeviceBuffer* buffer) const {
   SMLA_TRY(allocate(host.size(), buffer));
   return buffer->upload(host.data(), host.size());
 }

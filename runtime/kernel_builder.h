@@ -15,8 +15,8 @@ namespace smla {
 
 struct BuildResult {
   std::vector<uint8_t> cubin;
-  bool compiled = false;   // this call ran NVRTC
-  double compile_ms = 0;   // when compiled
+  bool compiled = false;  // this call ran NVRTC
+  double compile_ms = 0;  // when compiled
 };
 
 class KernelBuilder {

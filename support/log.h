@@ -2,14 +2,13 @@
 // hands it to the layers it drives, so two contexts with different levels do not interfere.
 #pragma once
 
+#include <fmt/format.h>
 #include <smla.h>
 
 #include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <string>
-
-#include <fmt/format.h>
 
 namespace smla {
 
@@ -27,13 +26,21 @@ class Logger {
     write(level, fmt::format(format, std::forward<Args>(args)...));
   }
   template <typename... Args>
-  void error(fmt::format_string<Args...> f, Args&&... a) const { log(SMLA_LOG_ERROR, f, std::forward<Args>(a)...); }
+  void error(fmt::format_string<Args...> f, Args&&... a) const {
+    log(SMLA_LOG_ERROR, f, std::forward<Args>(a)...);
+  }
   template <typename... Args>
-  void warn(fmt::format_string<Args...> f, Args&&... a) const { log(SMLA_LOG_WARN, f, std::forward<Args>(a)...); }
+  void warn(fmt::format_string<Args...> f, Args&&... a) const {
+    log(SMLA_LOG_WARN, f, std::forward<Args>(a)...);
+  }
   template <typename... Args>
-  void info(fmt::format_string<Args...> f, Args&&... a) const { log(SMLA_LOG_INFO, f, std::forward<Args>(a)...); }
+  void info(fmt::format_string<Args...> f, Args&&... a) const {
+    log(SMLA_LOG_INFO, f, std::forward<Args>(a)...);
+  }
   template <typename... Args>
-  void debug(fmt::format_string<Args...> f, Args&&... a) const { log(SMLA_LOG_DEBUG, f, std::forward<Args>(a)...); }
+  void debug(fmt::format_string<Args...> f, Args&&... a) const {
+    log(SMLA_LOG_DEBUG, f, std::forward<Args>(a)...);
+  }
 
  private:
   void write(smla_log_level level, const std::string& line) const {

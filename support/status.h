@@ -2,12 +2,11 @@
 // Every layer below the C boundary returns these; nothing throws across it.
 #pragma once
 
+#include <fmt/format.h>
 #include <smla.h>
 
 #include <string>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace smla {
 
@@ -34,9 +33,9 @@ Status error(smla_status code, fmt::format_string<Args...> format, Args&&... arg
 }
 
 // Returns from the enclosing function if `expr` is not ok.
-#define SMLA_TRY(expr)                      \
-  do {                                      \
-    ::smla::Status smla_try_status = (expr); \
+#define SMLA_TRY(expr)                                    \
+  do {                                                    \
+    ::smla::Status smla_try_status = (expr);              \
     if (!smla_try_status.is_ok()) return smla_try_status; \
   } while (0)
 

@@ -36,12 +36,14 @@ int run_check(const ProblemOptions& problems, const std::vector<int>& rows, uint
       CheckResult result;
       result.status = DeviceCase::upload(*session, host, {}, &device_case);
       if (result.status) {
-        result = run_and_compare(ctx, *session, device_case, ref::attention(host.problem, host.host_args()), stream);
+        result = run_and_compare(ctx, *session, device_case,
+                                 ref::attention(host.problem, host.host_args()), stream);
       }
       const bool ok = result.status && result.comparison.passed(ref::Tolerance{});
       failures += ok ? 0 : 1;
-      fmt::print("{} {:<10} {:<44} rows {:>4}: {}\n", ok ? "PASS" : "FAIL", label, problem_text(problem),
-                 spec.num_rows, result.status ? result.comparison.summary() : result.status.message());
+      fmt::print("{} {:<10} {:<44} rows {:>4}: {}\n", ok ? "PASS" : "FAIL", label,
+                 problem_text(problem), spec.num_rows,
+                 result.status ? result.comparison.summary() : result.status.message());
     }
   }
   smla_context_destroy(ctx);
@@ -52,7 +54,8 @@ int run_check(const ProblemOptions& problems, const std::vector<int>& rows, uint
 }  // namespace
 
 void add_check_command(CLI::App& app, int* exit_code) {
-  auto* c = app.add_subcommand("check", "run a deployment's kernels against the CPU reference on the GPU");
+  auto* c = app.add_subcommand("check",
+                               "run a deployment's kernels against the CPU reference on the GPU");
   auto problems = std::make_shared<ProblemOptions>();
   auto rows = std::make_shared<std::vector<int>>(std::vector<int>{1, 5, 64});
   auto seed = std::make_shared<uint64_t>(1);

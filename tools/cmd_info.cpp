@@ -1,10 +1,10 @@
 // `smla info` (version, the GPU or "no GPU") and `smla selftest` (the CPU reference against
 // cases whose answer is known in closed form).
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "reference/attention.h"
 #include "runtime/context.h"
@@ -23,7 +23,8 @@ int run_info() {
   fmt::print("{}\n", smla_version());
   if (context->has_device()) {
     const DeviceInfo& d = context->device();
-    fmt::print("GPU {}: {} ({}, {} SMs, driver {})\n", d.ordinal, d.name, d.arch, d.sm_count, d.driver_version);
+    fmt::print("GPU {}: {} ({}, {} SMs, driver {})\n", d.ordinal, d.name, d.arch, d.sm_count,
+               d.driver_version);
   } else {
     fmt::print("no GPU\n");
   }
@@ -78,12 +79,15 @@ int run_selftest() {
       double dot = 0;
       for (int d = 0; d < 512; ++d) dot += static_cast<double>(qf[h * 512 + d]) * kf[d];
       const double s = 0.125 * dot;
-      const double weight = n * std::exp(s) / (n * std::exp(s) + std::exp(static_cast<double>(sink[h])));
+      const double weight =
+          n * std::exp(s) / (n * std::exp(s) + std::exp(static_cast<double>(sink[h])));
       double err = std::fabs(r.lse[h] - (s + std::log(static_cast<double>(n))));
-      for (int d = 0; d < 512; ++d) err = std::max(err, std::fabs(r.out[h * 512 + d] - weight * kf[d]));
+      for (int d = 0; d < 512; ++d)
+        err = std::max(err, std::fabs(r.out[h * 512 + d] - weight * kf[d]));
       const bool ok = err < 1e-12;
       failures += ok ? 0 : 1;
-      fmt::print("{} reference, {} identical entries, head {}: max error {:.2e}\n", ok ? "PASS" : "FAIL", n, h, err);
+      fmt::print("{} reference, {} identical entries, head {}: max error {:.2e}\n",
+                 ok ? "PASS" : "FAIL", n, h, err);
     }
   }
   return failures == 0 ? 0 : 1;
@@ -92,10 +96,11 @@ int run_selftest() {
 }  // namespace
 
 void add_info_commands(CLI::App& app, int* exit_code) {
-  app.add_subcommand("info", "print the version and the GPU")->callback([=] { *exit_code = run_info(); });
-  app.add_subcommand("selftest", "check the CPU reference against closed-form cases")->callback([=] {
-    *exit_code = run_selftest();
+  app.add_subcommand("info", "print the version and the GPU")->callback([=] {
+    *exit_code = run_info();
   });
+  app.add_subcommand("selftest", "check the CPU reference against closed-form cases")
+      ->callback([=] { *exit_code = run_selftest(); });
 }
 
 }  // namespace smla::tools

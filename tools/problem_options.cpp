@@ -8,9 +8,12 @@
 namespace smla::tools {
 
 void ProblemOptions::add_to(CLI::App& c) {
-  c.add_option("--preset,--deployment", deployment, "a preset (dsv4-flash-tp8, ...) or a deployment JSON file");
-  c.add_option("--max-context", max_context, "context length sizing the HCA width (entries = context / 128)");
-  c.add_option("--layer", layers, "layer types of the deployment to use (swa, csa, hca)")->delimiter(',');
+  c.add_option("--preset,--deployment", deployment,
+               "a preset (dsv4-flash-tp8, ...) or a deployment JSON file");
+  c.add_option("--max-context", max_context,
+               "context length sizing the HCA width (entries = context / 128)");
+  c.add_option("--layer", layers, "layer types of the deployment to use (swa, csa, hca)")
+      ->delimiter(',');
   c.add_option("--layout", layout, "override: packed, uniform or bf16");
   c.add_option("--q", q_dtype, "override: bf16 or fp8");
   c.add_option("--heads", heads, "override: heads on this rank");
@@ -35,15 +38,18 @@ Status ProblemOptions::resolve(std::vector<std::pair<std::string, smla_problem>>
     std::string item;
     while (std::getline(list, item, ',')) {
       int page = 0, width = 0;
-      if (p.num_sources == SMLA_MAX_SOURCES || std::sscanf(item.c_str(), "%d:%d", &page, &width) != 2) {
-        return error(SMLA_ERR_INVALID_ARGUMENT, "--sources \"{}\": expected page_size:width[,page_size:width]", sources);
+      if (p.num_sources == SMLA_MAX_SOURCES ||
+          std::sscanf(item.c_str(), "%d:%d", &page, &width) != 2) {
+        return error(SMLA_ERR_INVALID_ARGUMENT,
+                     "--sources \"{}\": expected page_size:width[,page_size:width]", sources);
       }
       p.sources[p.num_sources++] = {SMLA_SOURCE_LIST, page, width};
     }
     d.layers.push_back(layer);
     d.q_lens = {1};
   } else {
-    if (deployment.empty()) return Status(SMLA_ERR_INVALID_ARGUMENT, "name a --preset, a --deployment file or --sources");
+    if (deployment.empty())
+      return Status(SMLA_ERR_INVALID_ARGUMENT, "name a --preset, a --deployment file or --sources");
     SMLA_TRY(resolve_deployment(deployment, max_context, &d));
   }
   if (!q_lens.empty()) d.q_lens = q_lens;
@@ -53,21 +59,30 @@ Status ProblemOptions::resolve(std::vector<std::pair<std::string, smla_problem>>
     smla_problem p = problem;
     if (heads > 0) p.num_heads = heads;
     if (!layout.empty()) {
-      if (layout == "packed") p.kv_layout = SMLA_KV_FP8_PACKED;
-      else if (layout == "uniform") p.kv_layout = SMLA_KV_FP8_UNIFORM;
-      else if (layout == "bf16") p.kv_layout = SMLA_KV_BF16;
-      else return error(SMLA_ERR_INVALID_ARGUMENT, "--layout {}: expected packed, uniform or bf16", layout);
+      if (layout == "packed")
+        p.kv_layout = SMLA_KV_FP8_PACKED;
+      else if (layout == "uniform")
+        p.kv_layout = SMLA_KV_FP8_UNIFORM;
+      else if (layout == "bf16")
+        p.kv_layout = SMLA_KV_BF16;
+      else
+        return error(SMLA_ERR_INVALID_ARGUMENT, "--layout {}: expected packed, uniform or bf16",
+                     layout);
     }
     if (!q_dtype.empty()) {
-      if (q_dtype == "bf16") p.q_dtype = SMLA_BF16;
-      else if (q_dtype == "fp8") p.q_dtype = SMLA_FP8_E4M3;
-      else return error(SMLA_ERR_INVALID_ARGUMENT, "--q {}: expected bf16 or fp8", q_dtype);
+      if (q_dtype == "bf16")
+        p.q_dtype = SMLA_BF16;
+      else if (q_dtype == "fp8")
+        p.q_dtype = SMLA_FP8_E4M3;
+      else
+        return error(SMLA_ERR_INVALID_ARGUMENT, "--q {}: expected bf16 or fp8", q_dtype);
     }
     if (lse) p.want_lse = 1;
     if (no_sink) p.has_sink = 0;
     problems->emplace_back(label, p);
   }
-  if (problems->empty()) return Status(SMLA_ERR_INVALID_ARGUMENT, "no layer of the deployment matches --layer");
+  if (problems->empty())
+    return Status(SMLA_ERR_INVALID_ARGUMENT, "no layer of the deployment matches --layer");
   return Status::ok();
 }
 

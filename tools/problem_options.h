@@ -5,24 +5,23 @@
 
 #include <smla.h>
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "support/status.h"
 
 namespace smla::tools {
 
 struct ProblemOptions {
-  std::string deployment;   // preset name or file
+  std::string deployment;  // preset name or file
   int max_context = 131072;
   std::vector<std::string> layers;  // empty: every layer type
-  std::string layout;       // packed | uniform | bf16
-  std::string q_dtype;      // bf16 | fp8
+  std::string layout;               // packed | uniform | bf16
+  std::string q_dtype;              // bf16 | fp8
   int heads = 0;
-  std::string sources;      // "256:128,64:1024" (page_size:width)
+  std::string sources;  // "256:128,64:1024" (page_size:width)
   std::vector<int> q_lens;
   bool lse = false;
   bool no_sink = false;

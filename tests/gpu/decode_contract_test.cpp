@@ -42,7 +42,8 @@ TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
   tools::DeviceCase dc;
   ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
   const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
-  const tools::CheckResult full = tools::run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
+  const tools::CheckResult full =
+      tools::run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
   ASSERT_TRUE(full.status.is_ok()) << full.status.message();
   ASSERT_TRUE(full.comparison.passed({})) << full.comparison.summary();
 
@@ -55,7 +56,9 @@ TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
   for (const auto& slice : {std::pair<int, int>{0, 1}, {57, 1}, {199, 1}, {100, 40}, {3, 48}}) {
     ASSERT_TRUE(dc.poison_outputs().is_ok());
     const smla_args args = row_slice(host.problem, dc.args(), slice.first, slice.second);
-    ASSERT_EQ(smla_decode(env.ctx, &host.problem, &args, workspace.get(), workspace_bytes, env.stream), SMLA_OK)
+    ASSERT_EQ(
+        smla_decode(env.ctx, &host.problem, &args, workspace.get(), workspace_bytes, env.stream),
+        SMLA_OK)
         << smla_last_error();
     ASSERT_TRUE(env.session->synchronize(env.stream).is_ok());
     std::vector<uint16_t> out;
@@ -64,7 +67,8 @@ TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
     const size_t begin = slice.first * row_elements;
     const size_t count = slice.second * row_elements;
     EXPECT_EQ(0, std::memcmp(out.data() + begin, full.out.data() + begin, count * 2))
-        << "rows " << slice.first << ".." << slice.first + slice.second << " differ from the 200-row call";
+        << "rows " << slice.first << ".." << slice.first + slice.second
+        << " differ from the 200-row call";
     EXPECT_EQ(0, std::memcmp(lse.data() + slice.first * host.problem.num_heads,
                              full.lse.data() + slice.first * host.problem.num_heads,
                              slice.second * host.problem.num_heads * sizeof(float)));
@@ -105,8 +109,8 @@ TEST(DecodeContract, CapturedGraphReplaysAfterTablesChange) {
 
     const CudaDriver& d = env.session->driver();
     ASSERT_EQ(d.cuStreamBeginCapture(env.stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-    const smla_status captured =
-        smla_decode(env.ctx, &host.problem, &dc.args(), workspace.get(), workspace_bytes, env.stream);
+    const smla_status captured = smla_decode(env.ctx, &host.problem, &dc.args(), workspace.get(),
+                                             workspace_bytes, env.stream);
     CUgraph graph = nullptr;
     ASSERT_EQ(d.cuStreamEndCapture(env.stream, &graph), CUDA_SUCCESS);
     ASSERT_EQ(captured, SMLA_OK) << smla_last_error();
@@ -126,9 +130,11 @@ TEST(DecodeContract, CapturedGraphReplaysAfterTablesChange) {
       std::vector<float> lse;
       ASSERT_TRUE(dc.download(&out, &lse).is_ok());
       const ref::ReferenceResult reference = ref::attention(version->problem, version->host_args());
-      const ref::Comparison c = ref::compare(version->problem, rows, reference, out.data(), dc.args().out_row_stride,
-                                             dc.args().out_head_stride, lse.data());
-      EXPECT_TRUE(c.passed({})) << "rows " << rows << (version == &host ? " as captured: " : " after the change: ")
+      const ref::Comparison c =
+          ref::compare(version->problem, rows, reference, out.data(), dc.args().out_row_stride,
+                       dc.args().out_head_stride, lse.data());
+      EXPECT_TRUE(c.passed({})) << "rows " << rows
+                                << (version == &host ? " as captured: " : " after the change: ")
                                 << c.summary();
     }
     d.cuGraphExecDestroy(exec);
@@ -171,7 +177,8 @@ TEST(DecodeContract, ShortWorkspaceIsRejected) {
   ASSERT_GT(workspace_bytes, 16u);
   DeviceBuffer workspace;
   ASSERT_TRUE(env.session->allocate(workspace_bytes, &workspace).is_ok());
-  EXPECT_EQ(smla_decode(env.ctx, &host.problem, &dc.args(), workspace.get(), workspace_bytes - 16, env.stream),
+  EXPECT_EQ(smla_decode(env.ctx, &host.problem, &dc.args(), workspace.get(), workspace_bytes - 16,
+                        env.stream),
             SMLA_ERR_WORKSPACE);
   EXPECT_NE(std::string(smla_last_error()).find("workspace"), std::string::npos);
 }

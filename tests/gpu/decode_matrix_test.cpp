@@ -36,14 +36,16 @@ TEST(DecodeMatrix, HeadsLayoutsQTypes) {
 
 TEST(DecodeMatrix, RowCounts) {
   SMLA_REQUIRE_GPU();
-  const smla_problem p = make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+  const smla_problem p =
+      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
   for (int rows : {1, 3, 64, 257}) check_case(spec_for(p, rows, 200 + rows), "rows");
 }
 
 TEST(DecodeMatrix, MtpQueryLengths) {
   SMLA_REQUIRE_GPU();
   for (int q_len : {1, 2, 4}) {
-    const smla_problem p = make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, q_len, {{256, 128}, {64, 512}});
+    const smla_problem p =
+        make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, q_len, {{256, 128}, {64, 512}});
     check_case(spec_for(p, 8 * q_len, 300 + q_len), "q_len");
   }
 }
@@ -81,7 +83,8 @@ TEST(DecodeMatrix, OddPageSizes) {
 TEST(DecodeMatrix, InfiniteSinksAndNoSink) {
   SMLA_REQUIRE_GPU();
   for (bool sink : {true, false}) {
-    const smla_problem p = make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}, sink, true);
+    const smla_problem p =
+        make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}, sink, true);
     ref::CaseSpec spec = spec_for(p, 6, 700);
     spec.infinite_sinks = sink;
     check_case(spec, "sinks");
@@ -90,7 +93,8 @@ TEST(DecodeMatrix, InfiniteSinksAndNoSink) {
 
 TEST(DecodeMatrix, ManyInvalidIndices) {
   SMLA_REQUIRE_GPU();
-  const smla_problem p = make_problem(32, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}});
+  const smla_problem p =
+      make_problem(32, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}});
   ref::CaseSpec spec = spec_for(p, 20, 800);
   spec.sources[0].invalid_fraction = 0.5;
   spec.sources[1].invalid_fraction = 0.9;

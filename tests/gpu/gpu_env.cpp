@@ -1,8 +1,8 @@
 #include "gpu_env.h"
 
-#include <cstdlib>
-
 #include <fmt/format.h>
+
+#include <cstdlib>
 
 #include "tools/lib/deployment.h"
 
@@ -63,8 +63,8 @@ tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
                               const tools::DeviceCaseOptions& options) {
   GpuEnv& env = GpuEnv::get();
   if (prewarmed(spec.problem)) return {};
-  const std::string label = fmt::format("{} [{} rows={} seed={}]", what, tools::problem_text(spec.problem),
-                                        spec.num_rows, spec.seed);
+  const std::string label = fmt::format(
+      "{} [{} rows={} seed={}]", what, tools::problem_text(spec.problem), spec.num_rows, spec.seed);
   const ref::HostCase host = ref::make_random_case(spec);
   tools::DeviceCase device_case;
   tools::CheckResult result;
@@ -75,7 +75,8 @@ tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
   }
   EXPECT_TRUE(result.status.is_ok()) << label << ": " << result.status.message();
   if (result.status) {
-    EXPECT_TRUE(result.comparison.passed(ref::Tolerance{})) << label << ": " << result.comparison.summary();
+    EXPECT_TRUE(result.comparison.passed(ref::Tolerance{}))
+        << label << ": " << result.comparison.summary();
   }
   return result;
 }

@@ -4,9 +4,8 @@
 // skips, so a GPU round can carry a cache built on a machine without a GPU.
 #pragma once
 
-#include <smla.h>
-
 #include <gtest/gtest.h>
+#include <smla.h>
 
 #include <memory>
 #include <string>
@@ -29,10 +28,10 @@ struct GpuEnv {
 
 // Skips the test when there is neither a device nor prewarm mode. In prewarm mode the checks
 // below only prepare their problems.
-#define SMLA_REQUIRE_GPU()                                                                 \
-  do {                                                                                     \
-    ::smla::gpu_test::GpuEnv& env_ = ::smla::gpu_test::GpuEnv::get();                      \
-    if (!env_.session && env_.prewarm_arch.empty()) GTEST_SKIP() << env_.skip_reason;      \
+#define SMLA_REQUIRE_GPU()                                                            \
+  do {                                                                                \
+    ::smla::gpu_test::GpuEnv& env_ = ::smla::gpu_test::GpuEnv::get();                 \
+    if (!env_.session && env_.prewarm_arch.empty()) GTEST_SKIP() << env_.skip_reason; \
   } while (0)
 
 // True in prewarm mode, after preparing `problem`: the caller returns without checking.

@@ -24,19 +24,21 @@ int64_t token_bytes(smla_kv_layout layout) {
 
 // Random finite cache bytes: e4m3 without the NaN code (bit 3 cleared), bf16 of magnitude
 // [2^-7, 2^-6), packed ue8m0 scales near 2^-6 and bf16 rope. Word at a time: pools are large.
-void fill_cache(smla_kv_layout layout, int page_size, int64_t page_stride, std::vector<unsigned char>* cache,
-                std::mt19937_64& rng) {
+void fill_cache(smla_kv_layout layout, int page_size, int64_t page_stride,
+                std::vector<unsigned char>* cache, std::mt19937_64& rng) {
   const uint64_t bf16_keep = 0x807f807f807f807full, bf16_exponent = 0x3c003c003c003c00ull;
   for (size_t i = 0; i + 8 <= cache->size(); i += 8) {
     uint64_t bits = rng();
-    bits = layout == SMLA_KV_BF16 ? (bits & bf16_keep) | bf16_exponent : bits & 0xf7f7f7f7f7f7f7f7ull;
+    bits =
+        layout == SMLA_KV_BF16 ? (bits & bf16_keep) | bf16_exponent : bits & 0xf7f7f7f7f7f7f7f7ull;
     std::memcpy(cache->data() + i, &bits, 8);
   }
   if (layout != SMLA_KV_FP8_PACKED) return;
   for (size_t page = 0; (page + 1) * page_stride <= cache->size(); ++page) {
     unsigned char* base = cache->data() + page * page_stride;
     for (int t = 0; t < page_size; ++t) {
-      unsigned char* scales = base + static_cast<int64_t>(page_size) * SMLA_PACKED_DATA_BYTES + t * 8;
+      unsigned char* scales =
+          base + static_cast<int64_t>(page_size) * SMLA_PACKED_DATA_BYTES + t * 8;
       for (int s = 0; s < 7; ++s) scales[s] = static_cast<unsigned char>(119 + rng() % 6);
       uint16_t* rope = reinterpret_cast<uint16_t*>(base + t * SMLA_PACKED_DATA_BYTES + 448);
       for (int i = 0; i < 64; ++i) rope[i] = static_cast<uint16_t>((rope[i] & 0x807f) | 0x3c00);
@@ -61,7 +63,8 @@ struct BenchInputs {
   std::vector<smla_args> sets;
 };
 
-Status make_pools(const DeviceSession& session, const smla_problem& p, double pool_bytes, BenchPools* out) {
+Status make_pools(const DeviceSession& session, const smla_problem& p, double pool_bytes,
+                  BenchPools* out) {
   std::mt19937_64 rng(12345);
   for (int s = 0; s < p.num_sources; ++s) {
     SourcePool& sp = out->pools[s];
@@ -74,8 +77,8 @@ Status make_pools(const DeviceSession& session, const smla_problem& p, double po
   return Status::ok();
 }
 
-Status make_inputs(const DeviceSession& session, const smla_problem& p, const BenchPools& pools, int rows,
-                   BenchInputs* in) {
+Status make_inputs(const DeviceSession& session, const smla_problem& p, const BenchPools& pools,
+                   int rows, BenchInputs* in) {
   std::mt19937_64 rng(12345 + rows);
   int64_t tokens_per_row = 0;
   for (int s = 0; s < p.num_sources; ++s) tokens_per_row += p.sources[s].width;
@@ -98,8 +101,9 @@ Status make_inputs(const DeviceSession& session, const smla_problem& p, const Be
     std::vector<unsigned char> q(q_bytes);
     for (size_t i = 0; i < q.size(); ++i) {
       const unsigned char b = static_cast<unsigned char>(rng());
-      q[i] = p.q_dtype == SMLA_BF16 ? (i % 2 ? static_cast<unsigned char>((b & 0x80) | (0x3e + (b & 1))) : b)
-                                    : static_cast<unsigned char>((b & 0x7f) == 0x7f ? b & 0xfe : b);
+      q[i] = p.q_dtype == SMLA_BF16
+                 ? (i % 2 ? static_cast<unsigned char>((b & 0x80) | (0x3e + (b & 1))) : b)
+                 : static_cast<unsigned char>((b & 0x7f) == 0x7f ? b & 0xfe : b);
     }
     DeviceBuffer q_buffer;
     SMLA_TRY(session.copy_to_device(q, &q_buffer));
@@ -115,17 +119,25 @@ Status make_inputs(const DeviceSession& session, const smla_problem& p, const Be
       std::vector<int32_t> indices(static_cast<size_t>(rows) * width);
       for (int r = 0; r < rows; ++r) {
         if (s == 0) {  // a sliding window: consecutive tokens ending at a random position
-          const int64_t end = width + static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, limit - width)));
-          for (int c = 0; c < width; ++c) indices[r * width + c] = static_cast<int32_t>((end - width + c) % limit);
-        } else {       // a top-k list: random entries of the pool
-          for (int c = 0; c < width; ++c) indices[r * width + c] = static_cast<int32_t>(rng() % limit);
+          const int64_t end =
+              width + static_cast<int64_t>(
+                          rng() % static_cast<uint64_t>(std::max<int64_t>(1, limit - width)));
+          for (int c = 0; c < width; ++c)
+            indices[r * width + c] = static_cast<int32_t>((end - width + c) % limit);
+        } else {  // a top-k list: random entries of the pool
+          for (int c = 0; c < width; ++c)
+            indices[r * width + c] = static_cast<int32_t>(rng() % limit);
         }
       }
       DeviceBuffer index_buffer;
       SMLA_TRY(session.allocate(indices.size() * 4, &index_buffer));
       SMLA_TRY(index_buffer.upload(indices.data(), indices.size() * 4));
-      a.sources[s] = {pools.pools[s].cache.get(), pools.pools[s].page_stride, pools.pools[s].num_pages,
-                      static_cast<const int32_t*>(index_buffer.get()), width, nullptr};
+      a.sources[s] = {pools.pools[s].cache.get(),
+                      pools.pools[s].page_stride,
+                      pools.pools[s].num_pages,
+                      static_cast<const int32_t*>(index_buffer.get()),
+                      width,
+                      nullptr};
       in->buffers.push_back(std::move(index_buffer));
     }
     a.sink = static_cast<const float*>(sink_buffer.get());
@@ -153,7 +165,8 @@ double gather_ceiling_bytes_per_s(smla_kv_layout layout) {
   return layout == SMLA_KV_FP8_PACKED ? 4.47e12 : layout == SMLA_KV_BF16 ? 4.58e12 : 4.54e12;
 }
 
-Status bench_problem(const smla_problem& problem, const BenchOptions& options, std::vector<BenchRow>* results) {
+Status bench_problem(const smla_problem& problem, const BenchOptions& options,
+                     std::vector<BenchRow>* results) {
   std::unique_ptr<DeviceSession> session;
   SMLA_TRY(DeviceSession::open(0, &session));
   smla_context* ctx = nullptr;
@@ -175,10 +188,12 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options, s
     BenchInputs in;
     SMLA_TRY(make_inputs(*session, problem, pools, rows, &in));
     // One graph: a call per input set, so consecutive calls gather different entries.
-    SMLA_TRY(d.check(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "cuStreamBeginCapture"));
+    SMLA_TRY(d.check(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                     "cuStreamBeginCapture"));
     Status captured;
     for (const smla_args& a : in.sets) {
-      captured = status_of(smla_decode(ctx, &problem, &a, workspace.get(), workspace_bytes, stream));
+      captured =
+          status_of(smla_decode(ctx, &problem, &a, workspace.get(), workspace_bytes, stream));
       if (!captured) break;
     }
     CUgraph graph = nullptr;
@@ -193,7 +208,8 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options, s
     std::vector<double> us;
     for (int r = 0; r < options.repeats; ++r) {
       SMLA_TRY(d.check(d.cuEventRecord(start, stream), "cuEventRecord"));
-      for (int i = 0; i < options.iterations; ++i) SMLA_TRY(d.check(d.cuGraphLaunch(exec, stream), "cuGraphLaunch"));
+      for (int i = 0; i < options.iterations; ++i)
+        SMLA_TRY(d.check(d.cuGraphLaunch(exec, stream), "cuGraphLaunch"));
       SMLA_TRY(d.check(d.cuEventRecord(stop, stream), "cuEventRecord"));
       float ms = 0;
       SMLA_TRY(session->elapsed_ms(start, stop, &ms));
@@ -208,21 +224,24 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options, s
     row.problem = problem_text(problem);
     row.rows = rows;
     row.median_us = median(us);
-    row.spread_us = *std::max_element(us.begin(), us.end()) - *std::min_element(us.begin(), us.end());
+    row.spread_us =
+        *std::max_element(us.begin(), us.end()) - *std::min_element(us.begin(), us.end());
     double entries = 0;
-    for (int s = 0; s < problem.num_sources; ++s) entries += static_cast<double>(rows) * problem.sources[s].width;
+    for (int s = 0; s < problem.num_sources; ++s)
+      entries += static_cast<double>(rows) * problem.sources[s].width;
     row.kv_bytes = entries * token_bytes(problem.kv_layout);
     const double qo = static_cast<double>(rows) * problem.num_heads * SMLA_HEAD_DIM;
     row.total_bytes = row.kv_bytes + qo * (problem.q_dtype == SMLA_BF16 ? 2 : 1) + qo * 2;
     row.flops = 4.0 * problem.num_heads * entries * SMLA_HEAD_DIM;
     row.gbps = row.total_bytes / (row.median_us * 1e-6) / 1e9;
     row.tflops = row.flops / (row.median_us * 1e-6) / 1e12;
-    row.gather_fraction = (row.kv_bytes / gather_ceiling_bytes_per_s(problem.kv_layout)) / (row.median_us * 1e-6);
+    row.gather_fraction =
+        (row.kv_bytes / gather_ceiling_bytes_per_s(problem.kv_layout)) / (row.median_us * 1e-6);
     row.mma_fraction = row.tflops * 1e12 / kMmaBf16Flops;
     row.split = scheduler.splits(rows);
     results->push_back(row);
   }
-  return Status::ok();
+  return d.check(d.cuStreamDestroy(stream), "cuStreamDestroy");
 }
 
 Status measure_overheads(const smla_problem& problem, int calls, OverheadReport* report) {
@@ -260,13 +279,14 @@ Status measure_overheads(const smla_problem& problem, int calls, OverheadReport*
     const auto start = std::chrono::steady_clock::now();
     const smla_status rc = smla_decode(ctx, &problem, &in.sets[i % in.sets.size()], workspace.get(),
                                        workspace_bytes, stream);
-    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                     .count());
     SMLA_TRY(status_of(rc));
     if (i % 256 == 255) SMLA_TRY(session->synchronize(stream));  // keep the queue short
   }
   SMLA_TRY(session->synchronize(stream));
   report->decode_host_us = median(us);
-  return Status::ok();
+  return session->driver().check(session->driver().cuStreamDestroy(stream), "cuStreamDestroy");
 }
 
 }  // namespace smla::tools

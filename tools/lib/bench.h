@@ -15,8 +15,8 @@ namespace smla::tools {
 
 struct BenchOptions {
   std::vector<int> rows = {1, 8, 32, 64, 128, 256};
-  int iterations = 20;   // graph replays per measurement
-  int repeats = 7;       // measurements; the median is reported
+  int iterations = 20;        // graph replays per measurement
+  int repeats = 7;            // measurements; the median is reported
   double pool_bytes = 1.0e9;  // per source: random entries spread over ~17x the L2
 };
 
@@ -24,9 +24,9 @@ struct BenchRow {
   std::string problem;
   int rows = 0;
   double median_us = 0;
-  double spread_us = 0;   // max - min over the repeats
-  double kv_bytes = 0;    // valid entries * token bytes
-  double total_bytes = 0; // + q + out
+  double spread_us = 0;    // max - min over the repeats
+  double kv_bytes = 0;     // valid entries * token bytes
+  double total_bytes = 0;  // + q + out
   double flops = 0;
   double gbps = 0;
   double tflops = 0;

@@ -1,8 +1,8 @@
 #include "tools/lib/deployment.h"
 
-#include <fstream>
-
 #include <fmt/format.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace smla::tools {
@@ -10,9 +10,9 @@ namespace {
 
 struct ModelShape {
   const char* family;
-  int heads;       // query heads of the whole model
-  int topk;        // CSA index_topk
-  bool swa_layers; // has SWA-only layers
+  int heads;        // query heads of the whole model
+  int topk;         // CSA index_topk
+  bool swa_layers;  // has SWA-only layers
 };
 
 constexpr ModelShape kModels[] = {{"flash", 64, 512, true}, {"pro", 128, 1024, false}};
@@ -43,17 +43,25 @@ LayerType with_compressed(const char* name, int heads, int page_size, int width)
 }
 
 Status parse_layout(const std::string& text, smla_kv_layout* layout) {
-  if (text == "fp8_packed") *layout = SMLA_KV_FP8_PACKED;
-  else if (text == "fp8_uniform") *layout = SMLA_KV_FP8_UNIFORM;
-  else if (text == "bf16") *layout = SMLA_KV_BF16;
-  else return error(SMLA_ERR_INVALID_ARGUMENT, "kv_layout \"{}\": expected fp8_packed, fp8_uniform or bf16", text);
+  if (text == "fp8_packed")
+    *layout = SMLA_KV_FP8_PACKED;
+  else if (text == "fp8_uniform")
+    *layout = SMLA_KV_FP8_UNIFORM;
+  else if (text == "bf16")
+    *layout = SMLA_KV_BF16;
+  else
+    return error(SMLA_ERR_INVALID_ARGUMENT,
+                 "kv_layout \"{}\": expected fp8_packed, fp8_uniform or bf16", text);
   return Status::ok();
 }
 
 Status parse_dtype(const std::string& text, smla_dtype* dtype) {
-  if (text == "bf16") *dtype = SMLA_BF16;
-  else if (text == "fp8_e4m3") *dtype = SMLA_FP8_E4M3;
-  else return error(SMLA_ERR_INVALID_ARGUMENT, "q_dtype \"{}\": expected bf16 or fp8_e4m3", text);
+  if (text == "bf16")
+    *dtype = SMLA_BF16;
+  else if (text == "fp8_e4m3")
+    *dtype = SMLA_FP8_E4M3;
+  else
+    return error(SMLA_ERR_INVALID_ARGUMENT, "q_dtype \"{}\": expected bf16 or fp8_e4m3", text);
   return Status::ok();
 }
 
@@ -80,7 +88,8 @@ std::vector<std::string> preset_names() {
 
 Status preset_deployment(const std::string& name, int max_context, Deployment* deployment) {
   if (max_context < kHcaRatio) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "--max-context = {}: must be >= {}", max_context, kHcaRatio);
+    return error(SMLA_ERR_INVALID_ARGUMENT, "--max-context = {}: must be >= {}", max_context,
+                 kHcaRatio);
   }
   for (const ModelShape& m : kModels) {
     for (int tp : {1, 2, 4, 8}) {
@@ -120,8 +129,8 @@ Status load_deployment_file(const std::string& path, Deployment* deployment) {
       const nlohmann::json& sources = l.at("sources");
       layer.problem.num_sources = static_cast<int>(sources.size());
       if (layer.problem.num_sources < 1 || layer.problem.num_sources > SMLA_MAX_SOURCES) {
-        return error(SMLA_ERR_INVALID_ARGUMENT, "{}: layer {} has {} sources (1 or 2)", path, layer.name,
-                     sources.size());
+        return error(SMLA_ERR_INVALID_ARGUMENT, "{}: layer {} has {} sources (1 or 2)", path,
+                     layer.name, sources.size());
       }
       for (int s = 0; s < layer.problem.num_sources; ++s) {
         layer.problem.sources[s] = {SMLA_SOURCE_LIST, sources[s].at("page_size").get<int>(),
@@ -136,8 +145,10 @@ Status load_deployment_file(const std::string& path, Deployment* deployment) {
   return Status::ok();
 }
 
-Status resolve_deployment(const std::string& name_or_path, int max_context, Deployment* deployment) {
-  if (name_or_path.rfind("dsv4-", 0) == 0) return preset_deployment(name_or_path, max_context, deployment);
+Status resolve_deployment(const std::string& name_or_path, int max_context,
+                          Deployment* deployment) {
+  if (name_or_path.rfind("dsv4-", 0) == 0)
+    return preset_deployment(name_or_path, max_context, deployment);
   return load_deployment_file(name_or_path, deployment);
 }
 
@@ -146,9 +157,12 @@ std::string problem_text(const smla_problem& p) {
   for (int s = 0; s < p.num_sources; ++s) {
     sources += fmt::format("{}p{}w{}", s ? "+" : "", p.sources[s].page_size, p.sources[s].width);
   }
-  const char* layout = p.kv_layout == SMLA_KV_FP8_PACKED ? "packed" : p.kv_layout == SMLA_KV_FP8_UNIFORM ? "uniform" : "bf16";
-  return fmt::format("h{} {} q={} {} qlen{}{}{}", p.num_heads, layout, p.q_dtype == SMLA_BF16 ? "bf16" : "fp8",
-                     sources, p.q_len, p.has_sink ? " sink" : "", p.want_lse ? " lse" : "");
+  const char* layout = p.kv_layout == SMLA_KV_FP8_PACKED    ? "packed"
+                       : p.kv_layout == SMLA_KV_FP8_UNIFORM ? "uniform"
+                                                            : "bf16";
+  return fmt::format("h{} {} q={} {} qlen{}{}{}", p.num_heads, layout,
+                     p.q_dtype == SMLA_BF16 ? "bf16" : "fp8", sources, p.q_len,
+                     p.has_sink ? " sink" : "", p.want_lse ? " lse" : "");
 }
 
 }  // namespace smla::tools

@@ -13,7 +13,7 @@
 namespace smla::tools {
 
 struct LayerType {
-  std::string name;  // "swa", "csa", "hca"
+  std::string name;        // "swa", "csa", "hca"
   smla_problem problem{};  // q_len 1
 };
 

@@ -23,7 +23,8 @@ Status DeviceCase::upload(const DeviceSession& session, const ref::HostCase& hos
   dc.host_ = &host;
   dc.args_ = host.host_args();
   const size_t guard = align(options.guard_bytes);
-  auto add = [&](size_t bytes, const void* data, size_t guard_bytes, const void** device) -> Status {
+  auto add = [&](size_t bytes, const void* data, size_t guard_bytes,
+                 const void** device) -> Status {
     DeviceBuffer buffer;
     SMLA_TRY(session.allocate(bytes + 2 * guard_bytes, &buffer));
     if (guard_bytes > 0) SMLA_TRY(buffer.fill(0xFF));
@@ -52,13 +53,15 @@ Status DeviceCase::upload(const DeviceSession& session, const ref::HostCase& hos
     SMLA_TRY(add(host.sink.size() * 4, host.sink.data(), 0, &pointer));
     dc.args_.sink = static_cast<const float*>(pointer);
   }
-  const size_t elements = static_cast<size_t>(host.num_rows) * host.problem.num_heads * SMLA_HEAD_DIM;
+  const size_t elements =
+      static_cast<size_t>(host.num_rows) * host.problem.num_heads * SMLA_HEAD_DIM;
   dc.out_index_ = dc.buffers_.size();
   SMLA_TRY(add(elements * 2, nullptr, 0, &pointer));
   dc.args_.out = const_cast<void*>(pointer);
   if (host.problem.want_lse) {
     dc.lse_index_ = dc.buffers_.size();
-    SMLA_TRY(add(static_cast<size_t>(host.num_rows) * host.problem.num_heads * 4, nullptr, 0, &pointer));
+    SMLA_TRY(
+        add(static_cast<size_t>(host.num_rows) * host.problem.num_heads * 4, nullptr, 0, &pointer));
     dc.args_.lse = static_cast<float*>(const_cast<void*>(pointer));
   }
   *result = std::move(dc);
@@ -87,7 +90,8 @@ Status DeviceCase::upload_indices(int source, const std::vector<int32_t>& indice
 }
 
 Status DeviceCase::upload_lengths(int source, const std::vector<int32_t>& lengths) const {
-  if (length_buffer_[source] == 0) return error(SMLA_ERR_INTERNAL, "source {} has no lengths", source);
+  if (length_buffer_[source] == 0)
+    return error(SMLA_ERR_INTERNAL, "source {} has no lengths", source);
   return buffers_[length_buffer_[source]].upload(lengths.data(), lengths.size() * 4);
 }
 
@@ -96,7 +100,8 @@ CheckResult run_and_compare(smla_context* ctx, const DeviceSession& session, con
   CheckResult r;
   const smla_problem& problem = dc.host().problem;
   size_t workspace_bytes = 0;
-  r.status = status_of(smla_prepare(ctx, &problem, dc.host().num_rows > 0 ? dc.host().num_rows : 1, &workspace_bytes));
+  r.status = status_of(smla_prepare(ctx, &problem, dc.host().num_rows > 0 ? dc.host().num_rows : 1,
+                                    &workspace_bytes));
   if (!r.status) return r;
   DeviceBuffer workspace;
   r.status = session.allocate(workspace_bytes, &workspace);
@@ -107,14 +112,16 @@ CheckResult run_and_compare(smla_context* ctx, const DeviceSession& session, con
   }
   r.status = dc.poison_outputs();
   if (!r.status) return r;
-  r.status = status_of(smla_decode(ctx, &problem, &dc.args(), workspace.get(), workspace_bytes, stream));
+  r.status =
+      status_of(smla_decode(ctx, &problem, &dc.args(), workspace.get(), workspace_bytes, stream));
   if (!r.status) return r;
   r.status = session.synchronize(stream);
   if (!r.status) return r;
   r.status = dc.download(&r.out, &r.lse);
   if (!r.status) return r;
-  r.comparison = ref::compare(problem, dc.host().num_rows, reference, r.out.data(), dc.args().out_row_stride,
-                              dc.args().out_head_stride, problem.want_lse ? r.lse.data() : nullptr);
+  r.comparison =
+      ref::compare(problem, dc.host().num_rows, reference, r.out.data(), dc.args().out_row_stride,
+                   dc.args().out_head_stride, problem.want_lse ? r.lse.data() : nullptr);
   return r;
 }
 

@@ -4,9 +4,8 @@
 // the CPU reference; shared by tests/gpu and `smla check`.
 #pragma once
 
-#include <smla.h>
-
 #include <cuda.h>
+#include <smla.h>
 
 #include <vector>
 
