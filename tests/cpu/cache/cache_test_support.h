@@ -10,23 +10,16 @@
 #include <vector>
 
 #include "cache/cubin_store.h"
+#include "support/cache_file.h"
+#include "support/scratch.h"
 
 namespace smla::cache_test {
 
-// A fresh directory (mode 0777, so an unprivileged child can use it), removed at scope exit.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using test::flip_cubin_byte;
+using test::read_file_bytes;
+using test::sql_exec;
+using test::sql_int;
+using test::TempDir;
 
 // Kernel `index` of a test: a key text, arch and fingerprint, and an id spread over all 64 bits
 // (high-bit ids exercise the signed storage).
@@ -40,17 +33,6 @@ CubinStore::Options options_for(const std::string& path);
 
 // Number of warning lines a Logger wrote into `log_text`.
 int count_warnings(const std::string& log_text);
-
-// Runs SQL on `path` through a separate connection; fails the test on error.
-void sql_exec(const std::string& path, const std::string& sql);
-// The integer of a single-value query on `path`.
-int64_t sql_int(const std::string& path, const std::string& sql);
-
-// Flips one byte of kernel `id`'s stored cubin in place (SQLite's incremental blob I/O), the
-// way bit rot or a torn write would, leaving its recorded xxh64 as it was.
-void flip_cubin_byte(const std::string& path, uint64_t id, int offset);
-
-std::string read_file_bytes(const std::string& path);
 
 struct ChildResult {
   int exit_code = -1;

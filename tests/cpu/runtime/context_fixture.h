@@ -19,6 +19,7 @@
 #include "codegen/kernel_key.h"
 #include "cpu/codegen/dsv4_problems.h"
 #include "runtime/cuda_driver.h"
+#include "support/scratch.h"
 
 namespace smla::context_test {
 
@@ -48,27 +49,7 @@ class ScopedEnv {
   std::optional<std::string> saved_;
 };
 
-// A fresh directory, removed with its contents at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "smla-context-XXXXXX").string();
-    path_ = mkdtemp(pattern.data()) ? pattern : "";
-    EXPECT_FALSE(path_.empty()) << "mkdtemp failed";
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using test::TempDir;
 
 struct ContextDeleter {
   void operator()(smla_context* context) const { smla_context_destroy(context); }

@@ -1,7 +1,6 @@
 #include "cpu/tools/cli_test_support.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -17,8 +16,6 @@
 
 namespace smla::cli_test {
 namespace {
-
-constexpr uid_t kNobody = 65534;
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -49,8 +46,7 @@ std::string make_temp_file(const char* what) {
   unsetenv("SMLA_CACHE");
   unsetenv("SMLA_LOG");
   for (const auto& [name, value] : options.env) setenv(name.c_str(), value.c_str(), 1);
-  if (options.as_nobody && geteuid() == 0 &&
-      (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0)) {
+  if (options.as_nobody && !test::become_nobody_if_root()) {
     std::fprintf(stderr, "child: cannot become nobody\n");
     _exit(126);
   }
@@ -66,23 +62,6 @@ std::string make_temp_file(const char* what) {
 }
 
 }  // namespace
-
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "smla-cli-test-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed";
-  chmod(pattern.c_str(), 0777);
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  // Restore write permission first: tests make directories read-only.
-  std::error_code ec;
-  for (auto it = std::filesystem::recursive_directory_iterator(path_, ec);
-       it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_directory(ec)) chmod(it->path().c_str(), 0777);
-  }
-  std::filesystem::remove_all(path_, ec);
-}
 
 nlohmann::json CliResult::json() const {
   return nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
@@ -162,39 +141,6 @@ nlohmann::json build_small_cache(const TempDir& dir, const std::string& db) {
   return summary;
 }
 
-void flip_cubin_byte(const std::string& db_path, uint64_t id, int offset) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK) << db_path;
-  sqlite3_blob* blob = nullptr;
-  ASSERT_EQ(sqlite3_blob_open(db, "main", "kernels", "cubin", static_cast<int64_t>(id), 1, &blob),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  uint8_t byte = 0;
-  EXPECT_EQ(sqlite3_blob_read(blob, &byte, 1, offset), SQLITE_OK);
-  byte ^= 0x40;
-  EXPECT_EQ(sqlite3_blob_write(blob, &byte, 1, offset), SQLITE_OK);
-  sqlite3_blob_close(blob);
-  sqlite3_close(db);
-}
-
-void sql_exec(const std::string& db_path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path.c_str(), &db), SQLITE_OK) << db_path;
-  sqlite3_busy_timeout(db, 10000);
-  char* message = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message), SQLITE_OK)
-      << sql << ": " << (message ? message : "");
-  sqlite3_free(message);
-  sqlite3_close(db);
-}
-
 uint64_t parse_hex_id(const std::string& hex) { return std::strtoull(hex.c_str(), nullptr, 16); }
-
-std::string read_file_bytes(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << file.rdbuf();
-  return bytes.str();
-}
 
 }  // namespace smla::cli_test

@@ -11,22 +11,15 @@
 #include <utility>
 #include <vector>
 
+#include "support/cache_file.h"
+#include "support/scratch.h"
+
 namespace smla::cli_test {
 
-// A fresh directory (mode 0777, so an unprivileged child can use it), removed at scope exit.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using test::flip_cubin_byte;
+using test::read_file_bytes;
+using test::sql_exec;
+using test::TempDir;
 
 struct CliOptions {
   // Set in the child. SMLA_CACHE and SMLA_LOG are cleared first, so the caller's environment
@@ -77,13 +70,6 @@ std::string write_small_deployment(const TempDir& dir, const std::vector<std::st
 // summary (null after a failure, which fails the test).
 nlohmann::json build_small_cache(const TempDir& dir, const std::string& db);
 
-// Flips one byte of kernel `id`'s stored cubin in place (SQLite's incremental blob I/O), the
-// way bit rot or a torn write would, leaving its recorded xxh64 as it was.
-void flip_cubin_byte(const std::string& db_path, uint64_t id, int offset);
-// Runs SQL on the cache file through a separate connection; fails the test on error.
-void sql_exec(const std::string& db_path, const std::string& sql);
-
 uint64_t parse_hex_id(const std::string& hex);
-std::string read_file_bytes(const std::string& path);
 
 }  // namespace smla::cli_test
