@@ -92,19 +92,13 @@ std::string KernelKey::text() const {
 
 std::string KernelKey::unsupported_tile() const {
   const TileConfig& t = tile;
-  const auto power_of_two = [](int v) { return v > 0 && (v & (v - 1)) == 0; };
-  if (t.heads_per_cta != 16 && t.heads_per_cta != 32) return "heads per CTA must be 16 or 32";
-  if (t.warps != 4 && t.warps != 8) return "warps must be 4 or 8 (each owns whole 64-dim groups)";
-  if (t.tile_entries < 16 || t.tile_entries > 64 || t.tile_entries % 16 != 0) {
-    return "tile entries must be 16, 32, 48 or 64";
+  if (t.heads_per_cta != 8 && t.heads_per_cta != 16 && t.heads_per_cta != 32) {
+    return "heads per CTA must be 8, 16 or 32";
   }
-  if (t.tile_entries % t.warps != 0 || !power_of_two(t.tile_entries / t.warps)) {
-    return "tile entries / warps must be a power of two";
-  }
-  const int lanes_per_head = t.warps * 32 / t.heads_per_cta;
-  if (lanes_per_head > 32 || t.tile_entries % lanes_per_head != 0 ||
-      (t.tile_entries / lanes_per_head) % 2 != 0) {
-    return "the softmax needs an even number of entries per lane";
+  if (t.tile_entries != 32 && t.tile_entries != 64) return "tile entries must be 32 or 64";
+  const int entry_blocks = t.tile_entries / 16;
+  if (t.warps != 2 * entry_blocks && t.warps != 4 * entry_blocks) {
+    return "warps must be 2 or 4 per 16-entry block (tile entries / 8 or / 4)";
   }
   if (t.stages < 2 || t.stages > 8) return "stages must be in [2, 8]";
   if (t.segment_tiles < 1) return "segment tiles must be >= 1";

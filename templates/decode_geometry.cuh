@@ -17,9 +17,9 @@ constexpr int kLayoutPacked = 1;
 constexpr int kLayoutBf16 = 2;
 
 struct DecodeShape {
-  int heads_per_cta;   // 16 or 32: the M of the score MMA is heads
-  int warps;           // each gathers tile_entries / warps entries and owns 512 / warps dims
-  int tile_entries;    // KV entries per pipeline stage (multiple of 16)
+  int heads_per_cta;   // 8, 16 or 32: the N of both products
+  int warps;           // (tile_entries / 16) entry blocks x 2 or 4 parts of the dims
+  int tile_entries;    // KV entries per pipeline stage: 16 per entry block
   int stages;          // pipeline depth
   int segment_tiles;   // tiles per segment (the batch-invariant fold unit)
   int layout;
@@ -28,19 +28,37 @@ struct DecodeShape {
   int width1;
 };
 
+// Which of a thread's score values it sums and exponentiates. The parts of an entry block hold
+// partial scores of the same 2 rows x (heads_per_cta / 4) columns per thread; part p owns the
+// values p, p + parts, p + 2 * parts, ... of the row-major order. When the columns divide among
+// the parts, an owner holds both rows of its columns and reduces them before the slots.
+struct ScoreOwnership {
+  bool both_rows;
+  int row_slots;       // slots per head and entry block: 1 when the owner holds both rows
+  int slots_per_head;  // of the per-head maxima and sums in shared memory
+};
+
+SMLA_HOST_DEVICE constexpr ScoreOwnership score_ownership(const DecodeShape& s) {
+  const int entry_blocks = s.tile_entries / 16;
+  const int parts = s.warps / entry_blocks;
+  const int columns = s.heads_per_cta / 4;
+  ScoreOwnership o{};
+  o.both_rows = columns % parts == 0;
+  o.row_slots = o.both_rows ? 1 : 2;
+  o.slots_per_head = entry_blocks * o.row_slots;
+  return o;
+}
+
 struct DecodeGeometry {
   int threads;
   int tiles0, tiles1, tiles, segments;
-  int entry_bytes;      // shared-memory stride of one raw entry
-  int chunks_per_entry; // 16-byte chunks copied per entry
-  int score_stride;     // floats per head row of a warp's partial scores
-  int prob_stride;      // bf16 per head row of the probabilities
+  int entry_bytes;       // shared-memory stride of one raw entry
+  int chunks_per_entry;  // 16-byte chunks copied per entry
+  int query_stride;      // bytes per head row of the bf16 query tile
+  int prob_stride;       // bf16 per head row of the probabilities
   // Byte offsets into dynamic shared memory.
-  int raw_offset, scale_offset, value_offset, score_offset, prob_offset, head_offset,
-      total_offset, valid_offset, smem_bytes;
-  // Whole-row mode folds segments into a running total: in registers for 16 heads per CTA, in
-  // shared memory for 32 (their registers are spent on the accumulators).
-  bool total_in_smem;
+  int raw_offset, scale_offset, value_offset, query_offset, prob_offset, exchange_offset,
+      reduce_offset, valid_offset, smem_bytes;
 };
 
 SMLA_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -50,6 +68,7 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   DecodeGeometry g{};
   const bool packed = s.layout == kLayoutPacked;
   const bool bf16 = s.layout == kLayoutBf16;
+  const int values_per_thread = s.heads_per_cta / 2;  // 2 rows x heads / 4 columns
   g.threads = s.warps * 32;
   g.tiles0 = ceil_div(s.width0, s.tile_entries);
   g.tiles1 = s.num_sources > 1 ? ceil_div(s.width1, s.tile_entries) : 0;
@@ -57,7 +76,7 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   g.segments = ceil_div(g.tiles, s.segment_tiles);
   g.entry_bytes = bf16 ? 1024 : 576;  // 576 = 36 chunks: rows 16 words apart, conflict-free
   g.chunks_per_entry = (packed ? 576 : bf16 ? 1024 : 512) / 16;
-  g.score_stride = s.tile_entries + 8;
+  g.query_stride = kHeadDim * 2 + 16;  // a 16-byte pad keeps eight head rows in distinct banks
   g.prob_stride = s.tile_entries + 8;
   int offset = 0;
   g.raw_offset = offset;
@@ -66,16 +85,14 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   offset += packed ? s.stages * s.tile_entries * 8 : 0;
   g.value_offset = offset;  // the dequantized bf16 tile the value product reads (fp8 layouts)
   offset += bf16 ? 0 : s.tile_entries * kHeadDim * 2;
-  g.score_offset = offset;
-  offset += s.warps * s.heads_per_cta * g.score_stride * 4;
+  g.query_offset = offset;
+  offset += s.heads_per_cta * g.query_stride;
   g.prob_offset = offset;
   offset += align_up(s.heads_per_cta * g.prob_stride * 2, 16);
-  g.head_offset = offset;  // per head: rescale factor, fold step (mode, a, b), output factor
-  offset += s.heads_per_cta * 5 * 4;
-  offset = align_up(offset, 16);
-  g.total_in_smem = s.heads_per_cta > 16;
-  g.total_offset = offset;
-  offset += g.total_in_smem ? s.heads_per_cta * kHeadDim * 4 : 0;
+  g.exchange_offset = offset;  // every warp's partial scores
+  offset += s.warps * values_per_thread * 32 * 4;
+  g.reduce_offset = offset;  // per head and slot: the tile's maxima, then a segment's sums
+  offset += 2 * s.heads_per_cta * score_ownership(s).slots_per_head * 4;
   g.valid_offset = offset;
   offset += s.stages * s.tile_entries;
   g.smem_bytes = align_up(offset, 16);

@@ -1,24 +1,31 @@
 // The decode kernel family: sparse MQA over a 512-dim latent for one row per CTA (or one row
-// segment per CTA in split mode), heads_per_cta heads at a time, from paged KV caches.
+// segment per CTA in split mode), heads_per_cta (8, 16 or 32) heads at a time, from paged KV
+// caches. Design and measurements: docs/decode-kernel.md.
 //
-// Roles. Every warp gathers its share of each tile's selected KV entries into a ring of
-// shared-memory stages with cp.async (16-byte chunks, zero-filled for invalid entries, so nothing
-// unselected is read), kStages - 1 tiles ahead. Each warp also owns 512 / warps of the head
-// dimensions: it dequantizes its slice of every entry once, in registers, into the B fragments
-// of the score MMA (and stores the same bf16 values for the value MMA), computes partial scores
-// for all heads, which are summed through shared memory, runs its share of the online softmax,
-// and accumulates its slice of the output. Heads are the M of the score MMA, so a CTA computes
-// exactly heads_per_cta (16 or 32) heads, not 64.
+// Work decomposition. A tile holds kTileEntries entries (16 per entry block). Every thread
+// gathers its share of each tile into a ring of shared-memory stages with cp.async (16-byte
+// chunks, zero-filled for invalid entries, so nothing unselected is read), kStages - 1 tiles
+// ahead; the indices are loaded one tile earlier still.
+// Scores: entries are the M of the MMA and heads its N (S^T = K Q^T), so 8 heads cost 8. The
+// kDimParts warps of an entry block each take 512 / kDimParts of the dims: a warp dequantizes
+// its slice of its 16 entries once, in registers, straight into A fragments, stores the same
+// bf16 values into the value tile, and reads the query's B fragments from a bf16 query tile.
+// The parts' partial scores meet in shared memory, where each thread sums the values it owns
+// (in part order, so the result does not depend on timing).
+// Softmax: a thread owns kOwned (entry, head) scores. Per-head tile maxima meet in shared
+// memory; every thread rescales the heads of its output fragments itself.
+// Values: every warp accumulates O^T = V^T P^T for its kPvDims dims (dims are the M, heads the
+// N), with ldmatrix.trans fragments of the value tile and ldmatrix fragments of P.
 //
-// Dimension order. Within a 64-dim group a lane owns 16 consecutive dims of an entry, so one
-// 16-byte shared load feeds four k-steps; the query fragments are loaded with the same
-// permutation. The dot product is a sum over dims, so the order does not change the math.
+// Dimension order. In a 64-dim group a thread owns 16 consecutive dims of its entries, so one
+// 16-byte shared load feeds four k-steps; the query fragments follow the same permutation. The
+// dot product is a sum over dims, so the order does not change the math.
 //
 // Segments. The row's tiles are cut into fixed segments (segment_fold.cuh): a segment starts
 // from a fresh softmax state and is folded into the running total at its end, in registers in
 // whole-row mode or in the combine kernel in split mode, with identical operations.
 //
-// The generated prologue defines namespace smla::cfg (see codegen/decode_source.cpp).
+// The generated prologue defines namespace smla::cfg (see codegen/kernel_source.cpp).
 #pragma once
 
 #include "decode_geometry.cuh"
@@ -34,20 +41,24 @@ using namespace cfg;
 constexpr DecodeShape kShape = {kHeadsPerCta, kWarps,      kTileEntries, kStages, kSegmentTiles,
                                 kLayout,      kNumSources, kWidth0,      kWidth1};
 constexpr DecodeGeometry kGeo = decode_geometry(kShape);
+constexpr ScoreOwnership kOwn = score_ownership(kShape);
 
 constexpr bool kPacked = kLayout == kLayoutPacked;
 constexpr bool kBf16Kv = kLayout == kLayoutBf16;
-constexpr int kConsumers = kWarps * 32;
-constexpr int kDimsPerWarp = kHeadDim / kWarps;
-constexpr int kGroupsPerWarp = kDimsPerWarp / 64;
-constexpr int kKSteps = kDimsPerWarp / 16;
-constexpr int kMTiles = kHeadsPerCta / 16;
-constexpr int kNTiles = kTileEntries / 8;
+constexpr int kThreads = kWarps * 32;
+constexpr int kEntryBlocks = kTileEntries / 16;
+constexpr int kDimParts = kWarps / kEntryBlocks;     // warps that share an entry block
+constexpr int kGroupsPerWarp = 8 / kDimParts;        // 64-dim groups of a warp's scores
+constexpr int kNTiles = kHeadsPerCta / 8;
+constexpr int kCombos = 2 * kNTiles;                 // (n tile, head pair) columns of a thread
+constexpr int kValues = 4 * kNTiles;                 // score values of a thread: 2 rows x kCombos
+constexpr int kOwned = kValues / kDimParts;          // of which it sums and exponentiates
+constexpr int kPvDims = kHeadDim / kWarps;           // output dims a warp accumulates
+constexpr int kPvMTiles = kPvDims / 16;
 constexpr int kPvKSteps = kTileEntries / 16;
-constexpr int kPvNTiles = kDimsPerWarp / 8;
 constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
-constexpr int kLanesPerHead = kConsumers / kHeadsPerCta;
-constexpr int kEntriesPerLane = kTileEntries / kLanesPerHead;
+constexpr int kThreadsPerEntry = kThreads / kTileEntries;  // gathering
+constexpr int kCopiesPerThread = (kGeo.chunks_per_entry + kThreadsPerEntry - 1) / kThreadsPerEntry;
 // Registers per thread so that kMinBlocksPerSm CTAs fit: each of the 4 schedulers has a
 // quarter of the register file for the warps it holds.
 constexpr int kWarpsPerScheduler = (kWarps * kMinBlocksPerSm + 3) / 4;
@@ -55,27 +66,24 @@ constexpr int kMaxRegisters = 16384 / (32 * kWarpsPerScheduler) / 8 * 8 > 255
                                   ? 255
                                   : 16384 / (32 * kWarpsPerScheduler) / 8 * 8;
 
-static_assert(kHeadsPerCta % 16 == 0 && kMTiles >= 1, "heads per CTA: a multiple of 16");
-static_assert(kDimsPerWarp % 64 == 0, "each warp owns whole 64-dim groups");
-static_assert(kTileEntries % 16 == 0 && kTileEntries <= 64, "tile entries: 16, 32, 48 or 64");
-static_assert(kLanesPerHead <= 32 && 32 % kLanesPerHead == 0, "softmax lanes per head");
-static_assert(kEntriesPerLane % 2 == 0 && kTileEntries % kLanesPerHead == 0, "softmax split");
+static_assert(kTileEntries == 32 || kTileEntries == 64, "tile entries: 32 or 64");
+static_assert(kHeadsPerCta == 8 || kHeadsPerCta == 16 || kHeadsPerCta == 32, "heads per CTA");
+static_assert(kDimParts == 2 || kDimParts == 4, "2 or 4 warps per entry block");
+static_assert(kWarps == kDimParts * kEntryBlocks, "whole entry blocks");
+static_assert(kOwned >= 1 && kValues % kDimParts == 0, "every score value has one owner");
+static_assert(kPvDims % 16 == 0 && kTileEntries % 16 == 0, "whole MMA tiles");
+static_assert(kThreads % kTileEntries == 0, "whole threads per gathered entry");
 static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
 static_assert(kQLen >= 1 && kQLen <= 8, "rows of one request; each row has its own lists");
 
-// Where the lengths end and which tiles hold anything: both roles walk the same tile list.
-struct RowTiles {
-  int length0;
-  int length1;
-  SMLA_DEVICE bool nonempty(int tile) const {
-    if (tile < kGeo.tiles0) return tile * kTileEntries < length0;
-    return (tile - kGeo.tiles0) * kTileEntries < length1;
-  }
-  // The first nonempty tile at or after `tile`, or `end`.
-  SMLA_DEVICE int next(int tile, int end) const {
-    while (tile < end && !nonempty(tile)) ++tile;
-    return tile;
-  }
+// The nonempty tiles of a row inside [begin, end), in order: source 0's tiles up to its length,
+// then source 1's. Gathering and computing walk the same list.
+struct TileWalk {
+  int first;         // the first tile (meaningless when count is 0)
+  int first_end;     // source 0's nonempty tiles end here...
+  int second_begin;  // ...and source 1's begin here
+  int count;
+  SMLA_DEVICE int next(int tile) const { return tile + 1 == first_end ? second_begin : tile + 1; }
 };
 
 SMLA_DEVICE int clamp_length(const int* lengths, int row, int width) {
@@ -84,449 +92,364 @@ SMLA_DEVICE int clamp_length(const int* lengths, int row, int width) {
   return length < 0 ? 0 : (length > width ? width : length);
 }
 
-struct Shared {
-  unsigned char* base;
-  SMLA_DEVICE unsigned char* raw(int stage) const {
-    return base + kGeo.raw_offset + stage * kTileEntries * kGeo.entry_bytes;
-  }
-  SMLA_DEVICE unsigned char* scales(int stage) const {
-    return base + kGeo.scale_offset + stage * kTileEntries * 8;
-  }
-  SMLA_DEVICE float* scores() const { return (float*)(base + kGeo.score_offset); }
-  SMLA_DEVICE u16* probs() const { return (u16*)(base + kGeo.prob_offset); }
-  // Per head: [0] rescale of this tile, [1] fold mode, [2] total factor, [3] segment factor,
-  // [4] output factor.
-  SMLA_DEVICE float* head(int h) const { return (float*)(base + kGeo.head_offset) + h * 5; }
-  // 1 where entry e of the stage's tile is valid.
-  SMLA_DEVICE u8* valid(int stage) const { return base + kGeo.valid_offset + stage * kTileEntries; }
-  // The bf16 value tile: entry e's 16-byte chunk k at chunk k ^ (e & 7), so that the eight rows
-  // of every ldmatrix land in different banks.
-  SMLA_DEVICE unsigned char* value_tile(int stage) const {
-    return kBf16Kv ? raw(stage) : base + kGeo.value_offset;
-  }
-};
+SMLA_DEVICE TileWalk make_walk(int length0, int length1, int begin, int end) {
+  const int first_count = max(0, min(end, ceil_div(length0, kTileEntries)) - begin);
+  const int second_begin = max(begin, kGeo.tiles0);
+  const int second_count =
+      max(0, min(end, kGeo.tiles0 + ceil_div(length1, kTileEntries)) - second_begin);
+  TileWalk walk;
+  walk.first = first_count > 0 ? begin : second_begin;
+  walk.first_end = begin + first_count;
+  walk.second_begin = second_begin;
+  walk.count = first_count + second_count;
+  return walk;
+}
 
 SMLA_DEVICE int swizzled_chunk(int entry, int chunk) { return chunk ^ (entry & 7); }
 
-// ---- gathering ----------------------------------------------------------------------------------
+// ---- per-thread offsets ------------------------------------------------------------------------
 
-// Byte offsets (inside the source's cache) of an entry's data and packed scales; -1: invalid.
-struct EntryAddress {
-  i64 data;
-  i64 scale;
+// The shared-memory byte offsets a thread uses every tile, computed once (relative to stage 0
+// where a stage applies), so the tile loop adds constants instead of recomputing them.
+struct Lanes {
+  int warp, lane, g, c;  // g: fragment row group, c: fragment column pair
+  int block, part;       // entry block (16 entries) and part of the dims of the scores
+  u32 raw;               // dequant: entry g's first 16 raw bytes of this part's first group
+  u32 rope;              // dequant: entry g's bf16 rope dims (packed layout)
+  u32 scale;             // dequant: entry g's scale byte of this part's first group
+  u32 value;             // dequant: entry g's first value chunk of this part's first group
+  u32 value_pair;        // dequant: and the chunk after it (swizzled apart)
+  u32 score_a;           // scores: this lane's ldmatrix row of the value tile, unswizzled
+  u32 score_swizzle;     // scores: 16 * (chunk ^ row) for k-step 0
+  u32 score_b;           // scores: this lane's ldmatrix row of the query tile (k-step 0)
+  u32 pv_probs;          // values: this lane's ldmatrix row of P (k-step 0)
+  u32 pv_values[kPvMTiles];  // values: this lane's ldmatrix.trans row of V (k-step 0)
+
+  SMLA_DEVICE int score_entry(int r) const { return 16 * block + g + 8 * r; }
+  // Owned value k: v = part + kDimParts * k of the thread's kValues, v = r * kCombos + combo.
+  SMLA_DEVICE int owned_combo(int k) const { return (part + kDimParts * k) % kCombos; }
+  SMLA_DEVICE int owned_row(int k) const { return (part + kDimParts * k) / kCombos; }
+  // The head of column combo (n tile combo / 2, head combo % 2 of the thread's pair).
+  SMLA_DEVICE int head(int combo) const { return 8 * (combo >> 1) + 2 * c + (combo & 1); }
 };
 
-template <int kPageSize>
-SMLA_DEVICE EntryAddress entry_address(const SourceParams& src, int index) {
-  if (index < 0 || (i64)index >= src.index_limit) return {-1, -1};
-  const i64 page = index / kPageSize;
-  const i64 slot = index % kPageSize;
-  const i64 page_base = page * src.page_stride_bytes;
-  if (kPacked) return {page_base + slot * 576, page_base + (i64)kPageSize * 576 + slot * 8};
-  return {page_base + slot * (kBf16Kv ? 1024 : 512), -1};
+SMLA_DEVICE Lanes make_lanes() {
+  Lanes t;
+  t.warp = threadIdx.x / 32;
+  t.lane = threadIdx.x & 31;
+  t.g = t.lane >> 2;
+  t.c = t.lane & 3;
+  t.block = t.warp % kEntryBlocks;
+  t.part = t.warp / kEntryBlocks;
+  const int entry = 16 * t.block + t.g;
+  const int group = t.part * kGroupsPerWarp;
+  t.raw = kGeo.raw_offset + entry * kGeo.entry_bytes + 64 * group + 16 * t.c;
+  t.rope = kGeo.raw_offset + entry * kGeo.entry_bytes + 448 + 32 * t.c;
+  t.scale = kGeo.scale_offset + entry * 8 + group;
+  // Value chunk k of entry e sits at chunk k ^ (e & 7); e & 7 = g for both rows.
+  // Value chunk k of entry e sits at chunk k ^ (e & 7); e & 7 = g for both rows.
+  t.value = kGeo.value_offset + entry * 1024 + 128 * group + 16 * ((2 * t.c) ^ t.g);
+  t.value_pair = kGeo.value_offset + entry * 1024 + 128 * group + 16 * ((2 * t.c + 1) ^ t.g);
+  const int m = t.lane >> 3, row = t.lane & 7;
+  // A = the block's 16 entries x 16 dims: matrices (rows 0-7 | 8-15) x (dims 0-7 | 8-15).
+  t.score_a = (kBf16Kv ? kGeo.raw_offset : kGeo.value_offset) +
+              (16 * t.block + row + 8 * (m & 1)) * 1024 + 128 * group;
+  t.score_swizzle = 16 * ((m >> 1) ^ row);
+  // B = 16 dims x 8 heads, two n tiles per ldmatrix.x4: (heads 0-7: dims 0-7 | 8-15), (8-15).
+  t.score_b = kGeo.query_offset + (8 * (m >> 1) + row) * kGeo.query_stride + 2 * 64 * group +
+              16 * (m & 1);
+  t.pv_probs = kGeo.prob_offset +
+               2 * ((8 * (m >> 1) + row) % kHeadsPerCta * kGeo.prob_stride + 8 * (m & 1));
+  const int pv_entry = 8 * (m >> 1) + row;
+#pragma unroll
+  for (int mt = 0; mt < kPvMTiles; ++mt) {
+    const int chunk = (t.warp * kPvDims + 16 * mt) / 8 + (m & 1);
+    t.pv_values[mt] = (kBf16Kv ? kGeo.raw_offset : kGeo.value_offset) + pv_entry * 1024 +
+                      16 * (chunk ^ row);
+  }
+  return t;
 }
 
-// Each warp gathers kEntriesPerWarp entries of every tile: lane i < kEntriesPerWarp loads the
-// index of entry warp * kEntriesPerWarp + i, and kLanesPerEntry lanes copy each entry, chunk
-// (lane % kLanesPerEntry) + kLanesPerEntry * j, so a lane's copies differ by constant offsets.
-constexpr int kEntriesPerWarp = kTileEntries / kWarps;
-constexpr int kLanesPerEntry = 32 / kEntriesPerWarp;
-constexpr int kCopiesPerLane = (kGeo.chunks_per_entry + kLanesPerEntry - 1) / kLanesPerEntry;
-static_assert(kEntriesPerWarp >= 1 && kEntriesPerWarp <= 32 && 32 % kEntriesPerWarp == 0,
-              "entries gathered per warp: a power of two up to 32");
+// ---- gathering ----------------------------------------------------------------------------------
 
-// The index of this lane's entry of `tile` (or -1 beyond the length); loaded one iteration
-// before the copies that need it, so its latency hides behind a tile of work.
-SMLA_DEVICE int load_entry_index(const DecodeParams& p, const RowTiles& rows, int row, int tile, int lane) {
-  const bool second = tile >= kGeo.tiles0;
-  const SourceParams& src = p.sources[second ? 1 : 0];
-  const int length = second ? rows.length1 : rows.length0;
-  const int column = (second ? tile - kGeo.tiles0 : tile) * kTileEntries +
-                     (threadIdx.x / 32) * kEntriesPerWarp + lane;
-  if (lane >= kEntriesPerWarp || column >= length) return -1;
+// kThreadsPerEntry threads copy each entry: thread t copies entry t / kThreadsPerEntry, chunks
+// (t % kThreadsPerEntry) + kThreadsPerEntry * j, so its copies differ by constant offsets.
+SMLA_DEVICE int gathered_entry() { return threadIdx.x / kThreadsPerEntry; }
+
+// The index of this thread's entry of source `kSource`'s tile `local` (or -1 past the length).
+template <int kSource>
+SMLA_DEVICE int load_entry_index(const DecodeParams& p, int length, int row, int local) {
+  const SourceParams& src = p.sources[kSource];
+  const int column = local * kTileEntries + gathered_entry();
+  if (column >= length) return -1;
   return __ldg(src.indices + (i64)row * src.index_row_stride + column);
 }
 
-// Issues this warp's copies of `tile` into `stage` (zero-filled where the entry is invalid, so
-// nothing unselected is read) and records each entry's validity.
-SMLA_DEVICE void gather_tile(const DecodeParams& p, const Shared& sh, int tile, int stage, int index, int lane) {
-  const bool second = tile >= kGeo.tiles0;
-  const SourceParams& src = p.sources[second ? 1 : 0];
-  const EntryAddress address =
-      second ? entry_address<kPageSize1>(src, index) : entry_address<kPageSize0>(src, index);
-  const int first_entry = (threadIdx.x / 32) * kEntriesPerWarp;
-  const unsigned char* cache = src.cache;
-  const int local = lane / kLanesPerEntry;
-  const int entry = first_entry + local;
-  const int first_chunk = lane % kLanesPerEntry;
-  const i64 data = __shfl_sync(0xffffffffu, address.data, local);
-  const bool valid = data >= 0;
+SMLA_DEVICE int load_tile_index(const DecodeParams& p, int length0, int length1, int row, int tile) {
+  if (tile < kGeo.tiles0) return load_entry_index<0>(p, length0, row, tile);
+  return load_entry_index<1>(p, length1, row, tile - kGeo.tiles0);
+}
+
+// Issues this thread's copies of one tile of source `kSource` into `stage` (zero-filled where
+// the entry is invalid, so nothing unselected is read) and records the entry's validity.
+template <int kSource, int kPageSize>
+SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, int stage, int index) {
+  const SourceParams& src = p.sources[kSource];
+  const bool valid = index >= 0 && (i64)index < src.index_limit;
+  const int page = valid ? index / kPageSize : 0;
+  const int slot = valid ? index % kPageSize : 0;
+  const i64 page_base = (i64)page * src.page_stride_bytes;
+  constexpr int kTokenBytes = kPacked ? 576 : kBf16Kv ? 1024 : 512;
+  const int entry = gathered_entry();
+  const int first_chunk = threadIdx.x % kThreadsPerEntry;
   // With nothing to read (src_bytes 0) the source only has to be some address of the cache.
-  const unsigned char* from = cache + (valid ? data : 0) + first_chunk * 16;
-  const u32 to = smem_u32(sh.raw(stage)) + entry * kGeo.entry_bytes;
+  const unsigned char* from = src.cache + page_base + slot * kTokenBytes + first_chunk * 16;
+  const u32 to = smem_u32(smem + kGeo.raw_offset) + (stage * kTileEntries + entry) * kGeo.entry_bytes;
+  const u32 bytes = valid ? 16u : 0u;
 #pragma unroll
-  for (int j = 0; j < kCopiesPerLane; ++j) {
-    const int chunk = first_chunk + kLanesPerEntry * j;
+  for (int j = 0; j < kCopiesPerThread; ++j) {
+    const int chunk = first_chunk + kThreadsPerEntry * j;
     if (chunk < kGeo.chunks_per_entry) {
       const int stored_chunk = kBf16Kv ? swizzled_chunk(entry, chunk) : chunk;
-      cp_async_16(to + stored_chunk * 16, from + kLanesPerEntry * 16 * j, valid ? 16u : 0u);
+      cp_async_16(to + stored_chunk * 16, from + kThreadsPerEntry * 16 * j, bytes);
     }
   }
-  if (lane < kEntriesPerWarp) {
-    const int own_entry = first_entry + lane;
+  if (first_chunk == 0) {
     if (kPacked) {
-      const bool own_valid = address.scale >= 0;
-      cp_async_8(smem_u32(sh.scales(stage) + own_entry * 8), cache + (own_valid ? address.scale : 0),
-                 own_valid ? 8u : 0u);
+      const unsigned char* scales = src.cache + page_base + kPageSize * 576 + slot * 8;
+      cp_async_8(smem_u32(smem + kGeo.scale_offset) + (stage * kTileEntries + entry) * 8, scales,
+                 valid ? 8u : 0u);
     }
-    sh.valid(stage)[own_entry] = address.data >= 0 ? 1 : 0;
+    smem[kGeo.valid_offset + stage * kTileEntries + entry] = valid ? 1 : 0;
   }
 }
 
-// ---- consumers ----------------------------------------------------------------------------------
-
-// The first of the 4 dims a lane (column c) feeds to k-step i of 64-dim group `group`; see the
-// file comment. Packed rope dims (group 7) come as two 8-dim bf16 chunks per lane.
-SMLA_DEVICE int query_dim(int group, int c, int i) {
-  if (kPacked && group == 7) return (i < 2 ? 448 + 8 * c : 480 + 8 * c) + 4 * (i & 1);
-  return 64 * group + 16 * c + 4 * i;
-}
-
-// Heads past kNumHeads fill the CTA's last M tile: they repeat the last real head and their
-// results are never stored. NOTE: real values rather than zeros, because ptxas spent registers
-// on fragments it knew to be zero and spilled at the 128-register budget.
-SMLA_DEVICE int loaded_head(int head) { return head < kNumHeads ? head : kNumHeads - 1; }
-
-// Loads 4 query values (dims d..d+3 of one head) as two bf16x2 words.
-SMLA_DEVICE void load_query4(const DecodeParams& p, int row, int head, int d, u32& low, u32& high) {
-  head = loaded_head(head);
-  const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
-  if (kQFp8) {
-    const u32 x = *(const u32*)((const u8*)p.q + offset);
-    dequant_e4m3x4(x, bf16x2_pow2_multiplier(127), low, high);
+SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int tile, int stage, int index) {
+  if (tile < kGeo.tiles0) {
+    gather_source_tile<0, kPageSize0>(p, smem, stage, index);
   } else {
-    const uint2 x = *(const uint2*)((const u16*)p.q + offset);
-    low = x.x;
-    high = x.y;
+    gather_source_tile<1, kPageSize1>(p, smem, stage, index);
   }
 }
-// Loads 2 query values (dims d, d+1) as one bf16x2 word.
-SMLA_DEVICE u32 load_query2(const DecodeParams& p, int row, int head, int d) {
-  head = loaded_head(head);
-  const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
-  if (kQFp8) {
-    const u32 x = *(const u16*)((const u8*)p.q + offset);
-    return mul_bf16x2(e4m3x2_to_bf16x2_scaled(x, kBytes01), bf16x2_pow2_multiplier(127));
-  }
-  return *(const u32*)((const u16*)p.q + offset);
-}
 
-// The folded total of whole-row mode, in registers or in shared memory (kGeo.total_in_smem);
-// each thread owns its elements, stored thread-minor so the accesses are conflict-free. A row
-// of one segment needs none: its total is its only segment (a fold that replaces).
-constexpr bool kFolds = kGeo.segments > 1;
-struct FoldedTotal {
-  static constexpr bool kInRegisters = kFolds && !kGeo.total_in_smem;
-  float registers[kInRegisters ? kMTiles : 1][kInRegisters ? kPvNTiles : 1][4];
-  float* smem;
-  SMLA_DEVICE float& at(int mt, int nt, int i) {
-    if (!kInRegisters) return smem[((mt * kPvNTiles + nt) * 4 + i) * kConsumers];
-    return registers[kInRegisters ? mt : 0][kInRegisters ? nt : 0][i];
-  }
-  SMLA_DEVICE float at(int mt, int nt, int i) const { return const_cast<FoldedTotal*>(this)->at(mt, nt, i); }
-};
+// ---- the query tile -------------------------------------------------------------------------
 
-struct Consumer {
-  int warp, lane, g, c;  // g: fragment row group, c: fragment column pair
-  u32 q[kMTiles][kKSteps][4];
-  float o[kMTiles][kPvNTiles][4];
-  FoldedTotal total;
-
-  SMLA_DEVICE void load_query(const DecodeParams& p, int row, int head_group) {
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-      const int head0 = head_group * kHeadsPerCta + 16 * mt + g;
-#pragma unroll
-      for (int kk = 0; kk < kKSteps; ++kk) {
-        u32(&a)[4] = q[mt][kk];
-        if (kBf16Kv) {
-          const int d = warp * kDimsPerWarp + 16 * kk + 2 * c;
-          a[0] = load_query2(p, row, head0, d);
-          a[1] = load_query2(p, row, head0 + 8, d);
-          a[2] = load_query2(p, row, head0, d + 8);
-          a[3] = load_query2(p, row, head0 + 8, d + 8);
-        } else {
-          const int d = query_dim(warp * kGroupsPerWarp + kk / 4, c, kk % 4);
-          load_query4(p, row, head0, d, a[0], a[2]);
-          load_query4(p, row, head0 + 8, d, a[1], a[3]);
-        }
-      }
+// Heads past kNumHeads are zero: their scores are computed and never stored.
+SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int row, int head_group) {
+  constexpr int kDimsPerLoad = kQFp8 ? 16 : 8;  // one 16-byte load
+  constexpr int kLoadsPerHead = kHeadDim / kDimsPerLoad;
+  for (int i = threadIdx.x; i < kHeadsPerCta * kLoadsPerHead; i += kThreads) {
+    const int h = i / kLoadsPerHead;
+    const int d = (i % kLoadsPerHead) * kDimsPerLoad;
+    const int head = head_group * kHeadsPerCta + h;
+    uint4 x = make_uint4(0u, 0u, 0u, 0u);
+    if (head < kNumHeads) {
+      const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
+      x = kQFp8 ? *(const uint4*)((const u8*)p.q + offset) : *(const uint4*)((const u16*)p.q + offset);
     }
-  }
-
-  // Dequantizes this lane's 16 dims of entry `e` in 64-dim group `group` into the B fragments
-  // of four k-steps, and stores them into the value tile for the value product.
-  // Dequantizes this lane's 16 dims of entry `e` in 64-dim group `group` into the B fragments
-  // of four k-steps, and stores them into the value tile for the value product. kRope: the
-  // group holds the packed layout's bf16 rope dims, used as they are.
-  template <bool kRope>
-  SMLA_DEVICE void dequant_group(const Shared& sh, int stage, int e, int group, u32 (&b)[8]) {
-    const unsigned char* entry = sh.raw(stage) + e * kGeo.entry_bytes;
-    unsigned char* values = sh.value_tile(stage) + e * 1024;
-    if (kRope) {
-      const uint4 x = *(const uint4*)(entry + 448 + 16 * c);
-      const uint4 y = *(const uint4*)(entry + 512 + 16 * c);
-      b[0] = x.x, b[1] = x.y, b[2] = x.z, b[3] = x.w;
-      b[4] = y.x, b[5] = y.y, b[6] = y.z, b[7] = y.w;
-      *(uint4*)(values + 16 * swizzled_chunk(e, 56 + c)) = x;
-      *(uint4*)(values + 16 * swizzled_chunk(e, 60 + c)) = y;
-      return;
-    }
-    const uint4 x = *(const uint4*)(entry + 64 * group + 16 * c);
-    const u32 exponent = kPacked ? sh.scales(stage)[e * 8 + group] : 127u;
-    // The fast multiplier covers every scale a real cache has; the vote keeps the rare fp32
-    // path from costing a divergent branch on every group.
-    if (!kPacked || !__any_sync(0xffffffffu, exponent > kMaxFastScaleExponent)) {
-      const u32 multiplier = bf16x2_pow2_multiplier(exponent);
-      dequant_e4m3x4(x.x, multiplier, b[0], b[1]);
-      dequant_e4m3x4(x.y, multiplier, b[2], b[3]);
-      dequant_e4m3x4(x.z, multiplier, b[4], b[5]);
-      dequant_e4m3x4(x.w, multiplier, b[6], b[7]);
+    uint4* to = (uint4*)(smem + kGeo.query_offset + h * kGeo.query_stride + 2 * d);
+    if (kQFp8) {
+      // The scale is folded into score_scale_log2; 2^(127 - 7) undoes the conversion's 2^-120.
+      const u32 unit = bf16x2_pow2_multiplier(127);
+      uint4 lo, hi;
+      dequant_e4m3x4(x.x, unit, lo.x, lo.y);
+      dequant_e4m3x4(x.y, unit, lo.z, lo.w);
+      dequant_e4m3x4(x.z, unit, hi.x, hi.y);
+      dequant_e4m3x4(x.w, unit, hi.z, hi.w);
+      to[0] = lo;
+      to[1] = hi;
     } else {
-      dequant_e4m3x4_slow(x.x, exponent, b[0], b[1]);
-      dequant_e4m3x4_slow(x.y, exponent, b[2], b[3]);
-      dequant_e4m3x4_slow(x.z, exponent, b[4], b[5]);
-      dequant_e4m3x4_slow(x.w, exponent, b[6], b[7]);
-    }
-    *(uint4*)(values + 16 * swizzled_chunk(e, 8 * group + 2 * c)) = make_uint4(b[0], b[1], b[2], b[3]);
-    *(uint4*)(values + 16 * swizzled_chunk(e, 8 * group + 2 * c + 1)) =
-        make_uint4(b[4], b[5], b[6], b[7]);
-  }
-
-  // Partial scores of all heads against the tile's entries over this warp's dims.
-  SMLA_DEVICE void scores(const Shared& sh, int stage, float (&s)[kMTiles][kNTiles][4]) {
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt) s[mt][nt][0] = s[mt][nt][1] = s[mt][nt][2] = s[mt][nt][3] = 0.0f;
-    if (kBf16Kv) {
-      const u32 raw = smem_u32(sh.raw(stage));
-#pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt) {
-        const int e = 8 * nt + (lane & 7);
-#pragma unroll
-        for (int kk = 0; kk < kKSteps; kk += 2) {
-          const int chunk = (warp * kDimsPerWarp + 16 * kk) / 8 + (lane >> 3);
-          u32 b0, b1, b2, b3;
-          ldmatrix_x4(raw + e * 1024 + 16 * swizzled_chunk(e, chunk), b0, b1, b2, b3);
-#pragma unroll
-          for (int mt = 0; mt < kMTiles; ++mt) {
-            mma_bf16(s[mt][nt], q[mt][kk], b0, b1);
-            mma_bf16(s[mt][nt], q[mt][kk + 1], b2, b3);
-          }
-        }
-      }
-      return;
-    }
-#pragma unroll
-    for (int nt = 0; nt < kNTiles; ++nt) {
-      const int e = 8 * nt + g;
-#pragma unroll
-      for (int gi = 0; gi < kGroupsPerWarp; ++gi) {
-        u32 b[8];
-        const int group = warp * kGroupsPerWarp + gi;
-        // NOTE: a per-warp template instantiation of this loop (to drop the rope test) cost
-        // ptxas registers it spilled at the 128 budget; the uniform branch is cheaper.
-        if (kPacked && group == 7) {
-          dequant_group<true>(sh, stage, e, group, b);
-        } else {
-          dequant_group<false>(sh, stage, e, group, b);
-        }
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-          for (int mt = 0; mt < kMTiles; ++mt) mma_bf16(s[mt][nt], q[mt][4 * gi + i], b[2 * i], b[2 * i + 1]);
-      }
+      to[0] = x;
     }
   }
-
-  SMLA_DEVICE void store_scores(const Shared& sh, const float (&s)[kMTiles][kNTiles][4]) {
-    float* out = sh.scores() + warp * kHeadsPerCta * kGeo.score_stride;
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt) {
-        const int h = 16 * mt + g;
-        const int e = 8 * nt + 2 * c;
-        *(float2*)(out + h * kGeo.score_stride + e) = make_float2(s[mt][nt][0], s[mt][nt][1]);
-        *(float2*)(out + (h + 8) * kGeo.score_stride + e) = make_float2(s[mt][nt][2], s[mt][nt][3]);
-      }
-  }
-
-  // out = rescale * out + P V over this warp's dims.
-  SMLA_DEVICE void accumulate_values(const Shared& sh, int stage) {
-    // NOTE: skipping the rescale when every factor is 1 (exact) made ptxas spill at 128
-    // registers; the multiplies are cheaper than the spills.
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-      const float top = sh.head(16 * mt + g)[0];
-      const float bottom = sh.head(16 * mt + g + 8)[0];
-#pragma unroll
-      for (int nt = 0; nt < kPvNTiles; ++nt) {
-        o[mt][nt][0] *= top;
-        o[mt][nt][1] *= top;
-        o[mt][nt][2] *= bottom;
-        o[mt][nt][3] *= bottom;
-      }
-    }
-    const u32 probs = smem_u32(sh.probs());
-    const u32 values = smem_u32(sh.value_tile(stage));
-#pragma unroll
-    for (int kk = 0; kk < kPvKSteps; ++kk) {
-      u32 a[kMTiles][4];
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt) {
-        const int row = 16 * mt + (lane & 15);
-        const int column = 16 * kk + 8 * (lane >> 4);
-        ldmatrix_x4(probs + 2 * (row * kGeo.prob_stride + column), a[mt][0], a[mt][1], a[mt][2], a[mt][3]);
-      }
-      const int e = 16 * kk + ((lane >> 3) & 1) * 8 + (lane & 7);
-#pragma unroll
-      for (int np = 0; np < kPvNTiles / 2; ++np) {
-        const int chunk = (warp * kDimsPerWarp) / 8 + 2 * np + (lane >> 4);
-        u32 b0, b1, b2, b3;
-        ldmatrix_x4_trans(values + e * 1024 + 16 * swizzled_chunk(e, chunk), b0, b1, b2, b3);
-#pragma unroll
-        for (int mt = 0; mt < kMTiles; ++mt) {
-          mma_bf16(o[mt][2 * np], a[mt], b0, b1);
-          mma_bf16(o[mt][2 * np + 1], a[mt], b2, b3);
-        }
-      }
-    }
-  }
-
-  // Folds this segment's values into the total (whole-row mode) and clears them.
-  SMLA_DEVICE void fold_segment(const Shared& sh) {
-    if (!kFolds) return;
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt) {
-      const float* top = sh.head(16 * mt + g);
-      const float* bottom = sh.head(16 * mt + g + 8);
-      const FoldStep st = {(int)top[1], top[2], top[3]};
-      const FoldStep sb = {(int)bottom[1], bottom[2], bottom[3]};
-#pragma unroll
-      for (int nt = 0; nt < kPvNTiles; ++nt) {
-        total.at(mt, nt, 0) = fold_value(total.at(mt, nt, 0), o[mt][nt][0], st);
-        total.at(mt, nt, 1) = fold_value(total.at(mt, nt, 1), o[mt][nt][1], st);
-        total.at(mt, nt, 2) = fold_value(total.at(mt, nt, 2), o[mt][nt][2], sb);
-        total.at(mt, nt, 3) = fold_value(total.at(mt, nt, 3), o[mt][nt][3], sb);
-        o[mt][nt][0] = o[mt][nt][1] = o[mt][nt][2] = o[mt][nt][3] = 0.0f;
-      }
-    }
-  }
-};
-
-// The softmax of one tile for one head, by the kLanesPerHead lanes that own it. Keeps the
-// segment's running (max, sum) and, in whole-row mode, the folded total's.
-struct HeadSoftmax {
-  // Recomputed from the thread index where used: cheaper than holding two registers.
-  SMLA_DEVICE static int head() { return threadIdx.x / kLanesPerHead; }          // within the CTA
-  SMLA_DEVICE static int first() { return (threadIdx.x % kLanesPerHead) * kEntriesPerLane; }
-  float max = neg_inf(), sum = 0.0f;            // segment state (log2 units)
-  float total_max = neg_inf(), total_sum = 0.0f;  // folded state (whole-row mode)
-
-  SMLA_DEVICE void tile(const DecodeParams& p, const Shared& sh, int stage) {
-    const u8* valid = sh.valid(stage);
-    float s[kEntriesPerLane];
-#pragma unroll
-    for (int j = 0; j < kEntriesPerLane; ++j) s[j] = 0.0f;
-    // The warps' partial scores, summed in warp order, two entries per 8-byte load.
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const float* partial = sh.scores() + (w * kHeadsPerCta + head()) * kGeo.score_stride + first();
-#pragma unroll
-      for (int j = 0; j < kEntriesPerLane; j += 2) {
-        const float2 v = *(const float2*)(partial + j);
-        s[j] += v.x;
-        s[j + 1] += v.y;
-      }
-    }
-    float tile_max = neg_inf();
-#pragma unroll
-    for (int j = 0; j < kEntriesPerLane; ++j) {
-      s[j] = valid[first() + j] ? s[j] * p.score_scale_log2 : neg_inf();
-      tile_max = fmaxf(tile_max, s[j]);
-    }
-#pragma unroll
-    for (int offset = kLanesPerHead / 2; offset > 0; offset /= 2)
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, offset));
-    const float new_max = fmaxf(max, tile_max);
-    const float rescale = max == neg_inf() ? 0.0f : exp2_approx(max - new_max);
-    float row_sum = 0.0f;
-    u16* probs = sh.probs() + head() * kGeo.prob_stride + first();
-#pragma unroll
-    for (int j = 0; j < kEntriesPerLane; j += 2) {
-      const float p0 = s[j] == neg_inf() ? 0.0f : exp2_approx(s[j] - new_max);
-      const float p1 = s[j + 1] == neg_inf() ? 0.0f : exp2_approx(s[j + 1] - new_max);
-      // The sum uses the rounded probabilities the value product multiplies with.
-      const u32 pair = pack_bf16x2(p0, p1);
-      row_sum += bf16_low(pair) + bf16_high(pair);
-      *(u32*)(probs + j) = pair;
-    }
-#pragma unroll
-    for (int offset = kLanesPerHead / 2; offset > 0; offset /= 2)
-      row_sum += __shfl_xor_sync(0xffffffffu, row_sum, offset);
-    sum = __fadd_rn(__fmul_rn(sum, rescale), row_sum);
-    max = new_max;
-    if ((threadIdx.x % kLanesPerHead) == 0) sh.head(head())[0] = rescale;
-  }
-
-  // At a segment's end (whole-row mode): fold (max, sum) into the total, publish the step.
-  SMLA_DEVICE void end_segment(const Shared& sh) {
-    const FoldStep step = fold_state(total_max, total_sum, max, sum);
-    if ((threadIdx.x % kLanesPerHead) == 0) {
-      float* h = sh.head(head());
-      h[1] = (float)step.mode;
-      h[2] = step.total_factor;
-      h[3] = step.segment_factor;
-    }
-    max = neg_inf();
-    sum = 0.0f;
-  }
-};
-
-SMLA_DEVICE void store_output(const DecodeParams& p, const Shared& sh, const Consumer& cs, int row,
-                              int head_group) {
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int h = 16 * mt + cs.g + 8 * half;
-      const int head = head_group * kHeadsPerCta + h;
-      if (head >= kNumHeads) continue;
-      const float factor = sh.head(h)[4];
-      u16* out = (u16*)p.out + (i64)row * p.out_row_stride + (i64)head * p.out_head_stride;
-#pragma unroll
-      for (int nt = 0; nt < kPvNTiles; ++nt) {
-        const int d = cs.warp * kDimsPerWarp + 8 * nt + 2 * cs.c;
-        const float v0 = kFolds ? cs.total.at(mt, nt, 2 * half) : cs.o[mt][nt][2 * half];
-        const float v1 = kFolds ? cs.total.at(mt, nt, 2 * half + 1) : cs.o[mt][nt][2 * half + 1];
-        *(u32*)(out + d) = pack_bf16x2(__fmul_rn(v0, factor), __fmul_rn(v1, factor));
-      }
-    }
 }
 
-SMLA_DEVICE void store_partial(const DecodeParams& p, const Consumer& cs, i64 item) {
-  float* out = p.partial_out + item * kHeadsPerCta * kHeadDim;
+// ---- dequantization and scores ----------------------------------------------------------------
+
+// 16 fp8 dims times 2^(exponent - 127), as 8 bf16x2 words (word k: dims 2k, 2k+1).
+SMLA_DEVICE void dequant16(uint4 x, u32 exponent, bool slow, uint4& low, uint4& high) {
+  if (!slow) {
+    const u32 multiplier = bf16x2_pow2_multiplier(exponent);
+    dequant_e4m3x4(x.x, multiplier, low.x, low.y);
+    dequant_e4m3x4(x.y, multiplier, low.z, low.w);
+    dequant_e4m3x4(x.z, multiplier, high.x, high.y);
+    dequant_e4m3x4(x.w, multiplier, high.z, high.w);
+  } else {
+    dequant_e4m3x4_slow(x.x, exponent, low.x, low.y);
+    dequant_e4m3x4_slow(x.y, exponent, low.z, low.w);
+    dequant_e4m3x4_slow(x.z, exponent, high.x, high.y);
+    dequant_e4m3x4_slow(x.w, exponent, high.z, high.w);
+  }
+}
+
+// Writes the bf16 values of this warp's 16 entries x 512 / kDimParts dims into the value tile
+// (fp8 layouts; the bf16 layout is gathered as the value tile). Each thread converts 16 dims
+// of entries g and g + 8 per 64-dim group: the only reads of the raw stage.
+SMLA_DEVICE void dequantize_part(unsigned char* smem, const Lanes& t, int stage) {
+  if (kBf16Kv) return;
+  const unsigned char* raw = smem + t.raw + stage * kTileEntries * kGeo.entry_bytes;
 #pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
+  for (int gi = 0; gi < kGroupsPerWarp; ++gi) {
+    const int group = t.part * kGroupsPerWarp + gi;
 #pragma unroll
-    for (int nt = 0; nt < kPvNTiles; ++nt) {
-      const int h = 16 * mt + cs.g;
-      const int d = cs.warp * kDimsPerWarp + 8 * nt + 2 * cs.c;
-      *(float2*)(out + h * kHeadDim + d) = make_float2(cs.o[mt][nt][0], cs.o[mt][nt][1]);
-      *(float2*)(out + (h + 8) * kHeadDim + d) = make_float2(cs.o[mt][nt][2], cs.o[mt][nt][3]);
+    for (int r = 0; r < 2; ++r) {
+      uint4 low, high;
+      if (kPacked && group == 7) {  // the packed layout's bf16 rope dims
+        const unsigned char* rope = smem + t.rope + stage * kTileEntries * kGeo.entry_bytes +
+                                    8 * kGeo.entry_bytes * r;
+        low = *(const uint4*)rope;
+        high = *(const uint4*)(rope + 16);
+      } else {
+        const uint4 x = *(const uint4*)(raw + 64 * gi + 8 * kGeo.entry_bytes * r);
+        const u32 exponent = kPacked ? smem[t.scale + stage * kTileEntries * 8 + 64 * r + gi] : 127u;
+        // The fast multiplier covers every scale a real cache has; the vote keeps the rare
+        // fp32 path from costing a divergent branch.
+        const bool slow = kPacked && __any_sync(0xffffffffu, exponent > kMaxFastScaleExponent);
+        dequant16(x, exponent, slow, low, high);
+      }
+      *(uint4*)(smem + t.value + 128 * gi + 8 * 1024 * r) = low;
+      *(uint4*)(smem + t.value_pair + 128 * gi + 8 * 1024 * r) = high;
     }
+  }
+}
+
+// Partial scores S^T (rows g and g + 8 of the warp's entry block, all heads) over this warp's
+// part of the dims, from the value tile and the query tile.
+SMLA_DEVICE void partial_scores(unsigned char* smem, const Lanes& t, int stage, float (&s)[kNTiles][4]) {
+  const u32 base = smem_u32(smem);
+  const u32 values = base + t.score_a + (kBf16Kv ? stage * kTileEntries * 1024 : 0);
+#pragma unroll
+  for (int nt = 0; nt < kNTiles; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < 4 * kGroupsPerWarp; ++kk) {
+    // k-step kk reads value chunks 2j, 2j + 1 of its group (j = kk % 4), swizzled by the row:
+    // 16 * ((2j + hi) ^ row) = 32j ^ (16 * (hi ^ row)).
+    u32 a[4];
+    ldmatrix_x4(values + 128 * (kk / 4) + ((32 * (kk % 4)) ^ t.score_swizzle), a[0], a[1], a[2], a[3]);
+    u32 b[kNTiles][2];
+#pragma unroll
+    for (int np = 0; np < kNTiles; np += 2) {
+      const u32 q = base + t.score_b + np * 8 * kGeo.query_stride + 32 * kk;
+      if (kNTiles == 1) {
+        ldmatrix_x2(q, b[np][0], b[np][1]);
+      } else {
+        ldmatrix_x4(q, b[np][0], b[np][1], b[np + 1][0], b[np + 1][1]);
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) mma_bf16(s[nt], a, b[nt][0], b[nt][1]);
+  }
+}
+
+// Sums every part's partial scores of the values this thread owns, in part order, scaled to
+// log2 units; -inf for invalid entries.
+SMLA_DEVICE void owned_scores(const DecodeParams& p, unsigned char* smem, const Lanes& t, int stage,
+                              float (&s)[kNTiles][4], float (&x)[kOwned]) {
+  float* exchange = (float*)(smem + kGeo.exchange_offset);
+#pragma unroll
+  for (int v = 0; v < kValues; ++v) {
+    // v = r * kCombos + combo; the loop is unrolled, so the index is a constant.
+    exchange[(t.warp * kValues + v) * 32 + t.lane] = s[(v % kCombos) >> 1][2 * (v / kCombos) + (v & 1)];
+  }
+  named_barrier_sync(1 + t.block, 32 * kDimParts);
+#pragma unroll
+  for (int k = 0; k < kOwned; ++k) {
+    const int v = t.part + kDimParts * k;
+    float sum = 0.0f;
+#pragma unroll
+    for (int part = 0; part < kDimParts; ++part) {
+      sum += exchange[((t.block + kEntryBlocks * part) * kValues + v) * 32 + t.lane];
+    }
+    const bool valid = smem[kGeo.valid_offset + stage * kTileEntries + t.score_entry(t.owned_row(k))] != 0;
+    x[k] = valid ? sum * p.score_scale_log2 : neg_inf();
+  }
+}
+
+// ---- softmax --------------------------------------------------------------------------------
+
+// Reduces v over the 8 lanes of a fragment column (the g bits of the lane).
+SMLA_DEVICE float column_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 4));
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 8));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 16));
+}
+SMLA_DEVICE float column_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 4);
+  v += __shfl_xor_sync(0xffffffffu, v, 8);
+  return v + __shfl_xor_sync(0xffffffffu, v, 16);
+}
+
+// Writes the column reduction (max or sum over the owned entries) of each owned head into its
+// slot; `values` are per owned value.
+template <bool kMax>
+SMLA_DEVICE void write_slots(const Lanes& t, float* slots, const float (&values)[kOwned]) {
+  constexpr int kColumns = kOwn.both_rows ? kOwned / 2 : kOwned;
+#pragma unroll
+  for (int k = 0; k < kColumns; ++k) {
+    float v = values[k];
+    if (kOwn.both_rows) v = kMax ? fmaxf(v, values[k + kColumns]) : v + values[k + kColumns];
+    v = kMax ? column_max(v) : column_sum(v);
+    const int slot = t.block * kOwn.row_slots + (kOwn.row_slots == 2 ? t.owned_row(k) : 0);
+    if (t.g == 0) slots[t.head(t.owned_combo(k)) * kOwn.slots_per_head + slot] = v;
+  }
+}
+
+// Reads the slots of one head and reduces them in slot order.
+template <bool kMax>
+SMLA_DEVICE float read_slots(const float* slots, int head) {
+  const float* s = slots + head * kOwn.slots_per_head;
+  float r = kMax ? neg_inf() : 0.0f;
+#pragma unroll
+  for (int i = 0; i < kOwn.slots_per_head; i += 2) {
+    const float2 v = *(const float2*)(s + i);
+    r = kMax ? fmaxf(fmaxf(r, v.x), v.y) : r + v.x + v.y;
+  }
+  return r;
+}
+
+// a[i] for a run-time i, without indexing a register array (which would go to local memory).
+template <int N>
+SMLA_DEVICE float pick(const float (&a)[N], int i) {
+  float r = a[0];
+#pragma unroll
+  for (int k = 1; k < N; ++k) r = i == k ? a[k] : r;
+  return r;
+}
+
+// ---- the tile loop ----------------------------------------------------------------------------
+
+constexpr bool kFolds = kGeo.segments > 1;
+
+// O^T of this warp's dims: element e of [mt][nt] is dim 16mt + g (+8 for e >= 2), head
+// 8nt + 2c + (e & 1), i.e. combo 2nt + (e & 1).
+struct Accumulators {
+  float o[kPvMTiles][kNTiles][4];
+  float total[kFolds ? kPvMTiles : 1][kFolds ? kNTiles : 1][4];  // whole-row mode's folded total
+};
+
+SMLA_DEVICE void accumulate_values(unsigned char* smem, const Lanes& t, int stage, Accumulators& acc) {
+  const u32 base = smem_u32(smem);
+  const u32 values = base + (kBf16Kv ? stage * kTileEntries * 1024 : 0);
+#pragma unroll
+  for (int ks = 0; ks < kPvKSteps; ++ks) {
+    u32 b[kNTiles][2];
+#pragma unroll
+    for (int np = 0; np < kNTiles; np += 2) {
+      const u32 address = base + t.pv_probs + 2 * (np * 8 * kGeo.prob_stride + 16 * ks);
+      if (kNTiles == 1) {
+        ldmatrix_x2(address, b[np][0], b[np][1]);
+      } else {
+        ldmatrix_x4(address, b[np][0], b[np][1], b[np + 1][0], b[np + 1][1]);
+      }
+    }
+#pragma unroll
+    for (int mt = 0; mt < kPvMTiles; ++mt) {
+      u32 a[4];
+      ldmatrix_x4_trans(values + t.pv_values[mt] + 16 * 1024 * ks, a[0], a[1], a[2], a[3]);
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt) mma_bf16(acc.o[mt][nt], a, b[nt][0], b[nt][1]);
+    }
+  }
 }
 
 SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
@@ -534,89 +457,210 @@ SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
   return __fmul_rn(p.sink[head], kLog2e);
 }
 
-SMLA_DEVICE void run_cta(const DecodeParams& p, const Shared& sh, const RowTiles& rows, int row,
-                               int head_group, int begin, int end, i64 item) {
-  Consumer cs;
-  cs.warp = threadIdx.x / 32;
-  cs.lane = threadIdx.x & 31;
-  cs.g = cs.lane >> 2;
-  cs.c = cs.lane & 3;
-  cs.total.smem = (float*)(sh.base + kGeo.total_offset) + threadIdx.x;
+// NOTE: within a segment the probabilities are exp2(score - m) for a running reference m that
+// is raised only when a score exceeds it by more than kLazyMargin (log2 units), so P <= 2^8 and
+// most tiles need neither the per-head maxima nor a rescale: one barrier and ~60 instructions
+// per warp less. The first tile of a segment always sets m to its exact maximum.
+constexpr float kLazyMargin = 8.0f;
+
+SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0, int length1,
+                         int row, int head_group, int begin, int end, i64 item) {
+  const Lanes t = make_lanes();
+  float* maxima = (float*)(smem + kGeo.reduce_offset);
+  float* sums = maxima + kHeadsPerCta * kOwn.slots_per_head;
+  u16* probs = (u16*)(smem + kGeo.prob_offset);
+
+  Accumulators acc;
 #pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
+  for (int mt = 0; mt < kPvMTiles; ++mt)
 #pragma unroll
-    for (int nt = 0; nt < kPvNTiles; ++nt)
+    for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        cs.o[mt][nt][i] = 0.0f;
-        if (kFolds) cs.total.at(mt, nt, i) = 0.0f;
+      for (int e = 0; e < 4; ++e) {
+        acc.o[mt][nt][e] = 0.0f;
+        if (kFolds) acc.total[kFolds ? mt : 0][kFolds ? nt : 0][e] = 0.0f;
       }
-  cs.load_query(p, row, head_group);
-  HeadSoftmax sm;
-  const bool owner = (threadIdx.x % kLanesPerHead) == 0;
-
-  // Pipeline: tile k lives in stage k % kStages; the tiles kStages - 1 ahead are in flight.
-  // The first ones' indices are loaded together, so the start pays one index latency.
-  int ahead_tile[kStages - 1];
-  int ahead_index[kStages - 1];
-  int fetch = rows.next(begin, end);
+  // Softmax state per combo of the output fragments: the segment's reference m (log2 units),
+  // and after a segment's end its sum; the folded total of whole-row mode.
+  float seg_max[kCombos], seg_sum[kCombos], total_max[kCombos], total_sum[kCombos];
+  float owned_sum[kOwned];  // this thread's share of the running sum of its owned values
 #pragma unroll
-  for (int j = 0; j < kStages - 1; ++j) {
-    ahead_tile[j] = fetch;
-    ahead_index[j] = fetch < end ? load_entry_index(p, rows, row, fetch, cs.lane) : -1;
-    fetch = fetch < end ? rows.next(fetch + 1, end) : end;
+  for (int k = 0; k < kCombos; ++k) {
+    seg_max[k] = total_max[k] = neg_inf();
+    seg_sum[k] = total_sum[k] = 0.0f;
   }
 #pragma unroll
-  for (int j = 0; j < kStages - 1; ++j) {
-    if (ahead_tile[j] < end) gather_tile(p, sh, ahead_tile[j], j, ahead_index[j], cs.lane);
-    cp_async_commit();
-  }
-  int fetch_index = fetch < end ? load_entry_index(p, rows, row, fetch, cs.lane) : -1;
+  for (int k = 0; k < kOwned; ++k) owned_sum[k] = 0.0f;
 
-  int tile = rows.next(begin, end);
-  for (int k = 0; tile < end; ++k) {
-    const int stage = k % kStages;
-    const int next = rows.next(tile + 1, end);
-    cp_async_wait<kStages - 2>();
-    // Tile k has landed for every thread, and every warp is done with tile k - 1.
-    __syncthreads();
-    if (fetch < end) {
-      gather_tile(p, sh, fetch, (k + kStages - 1) % kStages, fetch_index, cs.lane);
-      fetch = rows.next(fetch + 1, end);
-      fetch_index = fetch < end ? load_entry_index(p, rows, row, fetch, cs.lane) : -1;
+  load_query_tile(p, smem, row, head_group);
+
+  // Pipeline: walk position i lives in stage i % kStages; positions up to kStages - 1 ahead
+  // are in flight, and their indices are loaded two iterations before their copies.
+  const TileWalk walk = make_walk(length0, length1, begin, end);
+  int fetch_tile = walk.first;  // the tile of position i + kStages - 1 (after the prologue)
+  {
+    int tiles[kStages - 1], first[kStages - 1];
+#pragma unroll
+    for (int j = 0; j < kStages - 1; ++j) {
+      tiles[j] = fetch_tile;
+      first[j] = j < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
+      fetch_tile = walk.next(fetch_tile);
     }
+#pragma unroll
+    for (int j = 0; j < kStages - 1; ++j) {
+      if (j < walk.count) gather_tile(p, smem, tiles[j], j, first[j]);
+      cp_async_commit();
+    }
+  }
+  int next_index = kStages - 1 < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
+  int index_tile = walk.next(walk.next(fetch_tile));  // the tile of position i + kStages + 1
+  int later_index =
+      kStages < walk.count ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile)) : -1;
+
+  int tile = walk.first;
+  int stage = 0, fetch_stage = kStages - 1;
+  for (int i = 0; i < walk.count; ++i) {
+    cp_async_wait<kStages - 2>();
+    // Position i has landed for every thread, and every warp is done with position i - 1.
+    __syncthreads();
+    if (i + kStages - 1 < walk.count) gather_tile(p, smem, fetch_tile, fetch_stage, next_index);
     cp_async_commit();
-    float s[kMTiles][kNTiles][4];
-    cs.scores(sh, stage, s);
-    cs.store_scores(sh, s);
-    __syncthreads();
-    sm.tile(p, sh, stage);
-    const bool segment_ends = next >= end || next / kSegmentTiles != tile / kSegmentTiles;
-    if (segment_ends && !p.split) sm.end_segment(sh);
-    __syncthreads();
-    cs.accumulate_values(sh, stage);
-    if (segment_ends && !p.split) cs.fold_segment(sh);
-    tile = next;
+    fetch_tile = walk.next(fetch_tile);
+    fetch_stage = stage;
+    next_index = later_index;
+    later_index = i + kStages + 1 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
+    index_tile = walk.next(index_tile);
+
+    dequantize_part(smem, t, stage);
+    __syncwarp();
+    float s[kNTiles][4];
+    partial_scores(smem, t, stage, s);
+    float x[kOwned];
+    owned_scores(p, smem, t, stage, s, x);
+
+    // Probabilities against the current reference; any score above it by the margin (or a
+    // first valid score) makes every thread take the exact path below.
+    bool raise = false;
+    u32 rounded[kOwned];
+#pragma unroll
+    for (int k = 0; k < kOwned; ++k) {
+      const int combo = t.owned_combo(k);
+      const float m = pick(seg_max, combo);
+      raise = raise || x[k] > m + kLazyMargin;
+      const float prob = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - m);
+      rounded[k] = pack_bf16x2(prob, 0.0f);
+      probs[t.head(combo) * kGeo.prob_stride + t.score_entry(t.owned_row(k))] = (u16)rounded[k];
+    }
+    // The probabilities (if no reference moves) and the value tile are complete.
+    if (!syncthreads_any(raise)) {
+#pragma unroll
+      for (int k = 0; k < kOwned; ++k) owned_sum[k] = __fadd_rn(owned_sum[k], bf16_low(rounded[k]));
+    } else {
+      write_slots<true>(t, maxima, x);
+      __syncthreads();
+      float rescale[kCombos];
+#pragma unroll
+      for (int k = 0; k < kCombos; ++k) {
+        const float new_max = fmaxf(seg_max[k], read_slots<true>(maxima, t.head(k)));
+        rescale[k] = seg_max[k] == neg_inf() ? 0.0f : exp2_approx(seg_max[k] - new_max);
+        seg_max[k] = new_max;
+      }
+#pragma unroll
+      for (int k = 0; k < kOwned; ++k) {
+        const int combo = t.owned_combo(k);
+        const float prob = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - pick(seg_max, combo));
+        // The sum uses the rounded probability the value product multiplies with.
+        const u32 r = pack_bf16x2(prob, 0.0f);
+        probs[t.head(combo) * kGeo.prob_stride + t.score_entry(t.owned_row(k))] = (u16)r;
+        owned_sum[k] = __fadd_rn(__fmul_rn(owned_sum[k], pick(rescale, combo)), bf16_low(r));
+      }
+#pragma unroll
+      for (int mt = 0; mt < kPvMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= rescale[2 * nt + (e & 1)];
+      __syncthreads();
+    }
+    accumulate_values(smem, t, stage, acc);
+
+    const int next_tile = walk.next(tile);
+    const bool segment_ends = i + 1 == walk.count || next_tile / kSegmentTiles != tile / kSegmentTiles;
+    tile = next_tile;
+    stage = stage + 1 == kStages ? 0 : stage + 1;
+    if (segment_ends) {
+      write_slots<false>(t, sums, owned_sum);
+      __syncthreads();
+#pragma unroll
+      for (int k = 0; k < kCombos; ++k) seg_sum[k] = read_slots<false>(sums, t.head(k));
+      if (!p.split && kFolds) {
+        FoldStep step[kCombos];
+#pragma unroll
+        for (int k = 0; k < kCombos; ++k) step[k] = fold_state(total_max[k], total_sum[k], seg_max[k], seg_sum[k]);
+#pragma unroll
+        for (int mt = 0; mt < kPvMTiles; ++mt)
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              float& total = acc.total[kFolds ? mt : 0][kFolds ? nt : 0][e];
+              total = fold_value(total, acc.o[mt][nt][e], step[2 * nt + (e & 1)]);
+              acc.o[mt][nt][e] = 0.0f;
+            }
+#pragma unroll
+        for (int k = 0; k < kCombos; ++k) seg_max[k] = neg_inf();
+#pragma unroll
+        for (int k = 0; k < kOwned; ++k) owned_sum[k] = 0.0f;
+      }
+    }
   }
 
-  const int head = head_group * kHeadsPerCta + sm.head();
+  const int dim0 = t.warp * kPvDims + t.g;
   if (p.split) {
-    if (owner) {
-      float* ml = p.partial_ml + (item * kHeadsPerCta + sm.head()) * 2;
-      ml[0] = sm.max;
-      ml[1] = sm.sum;
+    if (t.warp == 0 && t.g == 0) {
+#pragma unroll
+      for (int k = 0; k < kCombos; ++k) {
+        float* ml = p.partial_ml + (item * kHeadsPerCta + t.head(k)) * 2;
+        ml[0] = seg_max[k];
+        ml[1] = seg_sum[k];
+      }
     }
     // A segment with no nonempty tile leaves its values unwritten: its max is -inf, and the
     // combine kernel never reads them.
-    if (rows.next(begin, end) < end) store_partial(p, cs, item);
+    if (walk.count == 0) return;
+    float* out = p.partial_out + item * kHeadsPerCta * kHeadDim;
+#pragma unroll
+    for (int mt = 0; mt < kPvMTiles; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          out[t.head(2 * nt + (e & 1)) * kHeadDim + dim0 + 16 * mt + 8 * (e >> 1)] = acc.o[mt][nt][e];
     return;
   }
-  if (owner) {
-    sh.head(sm.head())[4] = output_factor(sm.total_max, sm.total_sum, sink_log2(p, head), p.out_scale);
-    if (kWantLse && head < kNumHeads) p.lse[(i64)row * kNumHeads + head] = row_lse(sm.total_max, sm.total_sum);
+  // A row of one segment folds nothing: its total is that segment.
+  if (!kFolds) {
+#pragma unroll
+    for (int k = 0; k < kCombos; ++k) total_max[k] = seg_max[k], total_sum[k] = seg_sum[k];
   }
-  __syncthreads();
-  store_output(p, sh, cs, row, head_group);
+#pragma unroll
+  for (int k = 0; k < kCombos; ++k) {
+    const int head = head_group * kHeadsPerCta + t.head(k);
+    if (head >= kNumHeads) continue;
+    const float factor = output_factor(total_max[k], total_sum[k], sink_log2(p, head), p.out_scale);
+    if (kWantLse && t.warp == 0 && t.g == 0) {
+      p.lse[(i64)row * kNumHeads + head] = row_lse(total_max[k], total_sum[k]);
+    }
+    u16* out = (u16*)p.out + (i64)row * p.out_row_stride + (i64)head * p.out_head_stride + dim0;
+    const int nt = k >> 1;
+#pragma unroll
+    for (int mt = 0; mt < kPvMTiles; ++mt)
+#pragma unroll
+      for (int e = k & 1; e < 4; e += 2) {
+        const float v = kFolds ? acc.total[kFolds ? mt : 0][kFolds ? nt : 0][e] : acc.o[mt][nt][e];
+        out[16 * mt + 8 * (e >> 1)] = (u16)pack_bf16x2(__fmul_rn(v, factor), 0.0f);
+      }
+  }
 }
 
 }  // namespace decode
@@ -626,7 +670,6 @@ extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters) smla_decode(
   using namespace smla;
   using namespace smla::decode;
   extern __shared__ __align__(16) unsigned char smem[];
-  const Shared sh{smem};
   // Work item: head group fastest, so the CTAs that read the same entries run side by side.
   const i64 item = blockIdx.x;
   const int head_group = (int)(item % kHeadGroups);
@@ -635,10 +678,7 @@ extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters) smla_decode(
   const int row = p.split ? (int)(rest / kGeo.segments) : (int)rest;
   const int begin = p.split ? segment * kSegmentTiles : 0;
   const int end = p.split ? min(begin + kSegmentTiles, kGeo.tiles) : kGeo.tiles;
-
-  RowTiles rows;
-  rows.length0 = clamp_length(p.sources[0].lengths, row, kWidth0);
-  rows.length1 = kNumSources > 1 ? clamp_length(p.sources[1].lengths, row, kWidth1) : 0;
-
-  run_cta(p, sh, rows, row, head_group, begin, end, item);
+  const int length0 = clamp_length(p.sources[0].lengths, row, kWidth0);
+  const int length1 = kNumSources > 1 ? clamp_length(p.sources[1].lengths, row, kWidth1) : 0;
+  run_cta(p, smem, length0, length1, row, head_group, begin, end, item);
 }

@@ -37,10 +37,12 @@ SMLA_DEVICE FoldStep fold_state(float& total_max, float& total_sum, float segmen
   return {kFoldBlend, a, b};
 }
 
+// NOTE: one expression for replace and blend (replace has factors 0 and 1) and a select for
+// keep: no branch per element, and keep never looks at the segment's (unwritten) values.
 SMLA_DEVICE float fold_value(float total, float segment, const FoldStep& step) {
-  if (step.mode == kFoldKeep) return total;
-  if (step.mode == kFoldReplace) return segment;
-  return __fadd_rn(__fmul_rn(total, step.total_factor), __fmul_rn(segment, step.segment_factor));
+  const float folded =
+      __fadd_rn(__fmul_rn(total, step.total_factor), __fmul_rn(segment, step.segment_factor));
+  return step.mode == kFoldKeep ? total : folded;
 }
 
 // The factor that turns a folded value into the output: out_scale / (sum + exp(sink - max));

@@ -1,5 +1,5 @@
 // Device helpers shared by every kernel template: integer types, PTX wrappers for the pipeline
-// (cp.async, mbarrier, named barriers), tensor-core fragments (ldmatrix, mma.sync), and the
+// (cp.async, named barriers), tensor-core fragments (ldmatrix, mma.sync), and the
 // fp8/bf16 conversions. Self-contained: no CUDA toolkit header, so NVRTC needs nothing but this
 // text (DESIGN.md §3). Everything here runs on sm_90a, sm_100a and sm_103a.
 #pragma once
@@ -47,7 +47,29 @@ template <int kPending>
 SMLA_DEVICE void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
+// Barrier `id` (1..15; 0 is __syncthreads) among `threads` threads, whole warps.
+SMLA_DEVICE void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+// __syncthreads() that also returns whether `predicate` holds in any thread of the CTA.
+SMLA_DEVICE bool syncthreads_any(bool predicate) {
+  u32 result;
+  asm volatile(
+      "{ .reg .pred p, q; setp.ne.u32 p, %1, 0; bar.red.or.pred q, 0, p; selp.u32 %0, 1, 0, q; }"
+      : "=r"(result)
+      : "r"((u32)predicate)
+      : "memory");
+  return result != 0;
+}
+
 // ---- tensor-core fragments ------------------------------------------------------------------
+
+SMLA_DEVICE void ldmatrix_x2(u32 address, u32& r0, u32& r1) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];"
+               : "=r"(r0), "=r"(r1)
+               : "r"(address));
+}
 
 SMLA_DEVICE void ldmatrix_x4(u32 address, u32& r0, u32& r1, u32& r2, u32& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"

@@ -44,7 +44,7 @@ TEST(CombineKeySharing, DependsOnHeadsSegmentsAndFlagsOnly) {
       {"window page", [](smla_problem& p) { p.sources[0].page_size = 64; }, false},
       {"compressed page", [](smla_problem& p) { p.sources[1].page_size = 2; }, false},
       {"q_len", [](smla_problem& p) { p.q_len = 2; }, false},
-      // 4 + 16 tiles of 32 in 5 segments of 4; 4 + 15 still needs 5.
+      // 2 + 8 tiles of 64 in 5 segments of 2; 2 + 8 still for width 450.
       {"width, same segments", [](smla_problem& p) { p.sources[1].width = 450; }, false},
       {"heads", [](smla_problem& p) { p.num_heads = 24; }, true},
       {"width, more segments", [](smla_problem& p) { p.sources[1].width = 1024; }, true},
@@ -62,7 +62,7 @@ TEST(CombineKeySharing, IgnoresTileFieldsThatKeepTheSegments) {
   other.stages = 2;
   other.min_blocks_per_sm = 2;
   EXPECT_EQ(combine_key(problem, other).text(), combine_key(problem, base).text());
-  other.tile_entries = 64;  // 2 + 8 tiles in 3 segments instead of 5
+  other.tile_entries = 32;  // 4 + 16 tiles in 10 segments instead of 5
   EXPECT_NE(combine_key(problem, other).text(), combine_key(problem, base).text());
 }
 

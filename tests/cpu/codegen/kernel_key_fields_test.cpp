@@ -53,7 +53,7 @@ TEST(KernelKeyFields, EachDecodeFieldChangesTheText) {
           {"lse", [](KernelKey& k) { k.lse = true; }},
           {"tile heads_per_cta", [](KernelKey& k) { k.tile.heads_per_cta = 32; }},
           {"tile warps", [](KernelKey& k) { k.tile.warps = 8; }},
-          {"tile tile_entries", [](KernelKey& k) { k.tile.tile_entries = 64; }},
+          {"tile tile_entries", [](KernelKey& k) { k.tile.tile_entries = 32; }},
           {"tile stages", [](KernelKey& k) { k.tile.stages = 4; }},
           {"tile segment_tiles", [](KernelKey& k) { k.tile.segment_tiles = 8; }},
           {"tile min_blocks_per_sm", [](KernelKey& k) { k.tile.min_blocks_per_sm = 2; }},

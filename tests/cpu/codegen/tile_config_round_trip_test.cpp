@@ -27,10 +27,10 @@ void check_round_trip(const TileConfig& config, const std::string& expected_text
 }
 
 TEST(TileConfigRoundTrip, ParseInvertsText) {
-  check_round_trip(TileConfig{}, "hg16.w4.te32.st3.seg4.mb1.sync_bf16");
-  for (int heads_per_cta : {16, 32}) {
-    for (int warps : {4, 8}) {
-      for (int tile_entries : {16, 32, 48, 64}) {
+  check_round_trip(TileConfig{}, "hg16.w16.te64.st3.seg2.mb1.sync_bf16");
+  for (int heads_per_cta : {8, 16, 32}) {
+    for (int warps : {4, 8, 16}) {
+      for (int tile_entries : {32, 64}) {
         for (int stages : {2, 3, 6}) {
           for (int segment_tiles : {1, 4, 17, 256}) {
             for (int min_blocks : {1, 2}) {
