@@ -11,28 +11,42 @@ int total_width(const smla_problem& problem) {
   return width;
 }
 
+bool fits(const smla_problem& problem, const TileConfig& config) {
+  constexpr int kSharedPerSm = 228 * 1024, kReservedPerCta = 1024;
+  const int smem = KernelKey::decode("", problem, config).geometry().smem_bytes;
+  return smem <= 227 * 1024 && config.min_blocks_per_sm * (smem + kReservedPerCta) <= kSharedPerSm;
+}
+
 }  // namespace
 
 TileConfig default_tile_config(const smla_problem& problem) {
   TileConfig config;
-  // NOTE: 16 warps over 64-entry tiles: four 16-entry blocks, each scored by four warps (one
-  // per quarter of the dims). Heads are the N of the MMAs, so 8 heads compute 8. Three stages,
-  // the value tile and the query tile take ~210 KB: one CTA per SM, 128 registers a thread.
-  config.heads_per_cta = problem.num_heads <= 8 ? 8 : 16;
-  config.warps = 16;
-  config.tile_entries = 64;
-  config.stages = 3;
-  config.min_blocks_per_sm = 1;
+  // NOTE (measured on the H200, docs/PERFORMANCE.md): up to 16 heads, CTAs of 8 warps over
+  // 32-entry tiles (2 entry blocks x 4 parts of the dims) with two stages, two CTAs per SM:
+  // their barriers and latencies interleave, 1.24x faster than one CTA of 16 warps over
+  // 64-entry tiles (103.5 vs 128.6 us for 16 heads, 128 + 1024 entries, 256 rows). More heads
+  // take 32 per CTA (8 warps over 64-entry tiles, 238 registers): every head group gathers and
+  // dequantizes the entries again, so fewer groups win (810 vs 967 us at 128 heads).
+  if (problem.num_heads <= 16) {
+    config.heads_per_cta = problem.num_heads <= 8 ? 8 : 16;
+    config.warps = 8;
+    config.tile_entries = 32;
+    config.stages = 2;
+    config.min_blocks_per_sm = 2;
+  } else {
+    config.heads_per_cta = 32;
+    config.warps = 8;
+    config.tile_entries = 64;
+    config.stages = 2;
+    config.min_blocks_per_sm = 1;
+  }
   // Segments of 128 entries for CSA-sized rows keep a 1-row call spread over ~10 CTAs; wider
   // rows (HCA at long context) use ~8 segments so split partials stay a small share of the bytes.
+  const int small_segment = 128 / config.tile_entries;
   const int tiles = (total_width(problem) + config.tile_entries - 1) / config.tile_entries;
-  config.segment_tiles = tiles <= 24 ? 2 : (tiles + 7) / 8;
-  // As deep a pipeline as shared memory holds (bf16 entries are twice the fp8 ones).
-  constexpr int kSharedMemoryLimit = 227 * 1024;
-  while (config.stages > 2 &&
-         KernelKey::decode("", problem, config).geometry().smem_bytes > kSharedMemoryLimit) {
-    --config.stages;
-  }
+  config.segment_tiles = tiles <= 12 * small_segment ? small_segment : (tiles + 7) / 8;
+  // The bf16 layout's entries are twice the fp8 ones: one CTA per SM where two do not fit.
+  if (!fits(problem, config)) config.min_blocks_per_sm = 1;
   return config;
 }
 

@@ -21,6 +21,8 @@ extern "C" __global__ void __launch_bounds__(128) smla_combine(const __grid_cons
   const int group = head / kHeadsPerCta;
   const int local = head % kHeadsPerCta;
   const int d = 4 * threadIdx.x;
+  // Launched while the decode grid runs (programmatic dependent launch): wait for its partials.
+  wait_for_prerequisites();
 
   float total_max = neg_inf(), total_sum = 0.0f;
   float total[4] = {0.0f, 0.0f, 0.0f, 0.0f};

@@ -57,7 +57,10 @@ constexpr int kPvDims = kHeadDim / kWarps;           // output dims a warp accum
 constexpr int kPvMTiles = kPvDims / 16;
 constexpr int kPvKSteps = kTileEntries / 16;
 constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
-constexpr int kThreadsPerEntry = kThreads / kTileEntries;  // gathering
+// NOTE: 4 threads copy an entry (9 chunks each for the packed layout): fewer threads than the
+// CTA's share the per-entry address arithmetic, and the other warps skip gathering.
+constexpr int kThreadsPerEntry = 4;
+constexpr int kGatherThreads = kThreadsPerEntry * kTileEntries;
 constexpr int kCopiesPerThread = (kGeo.chunks_per_entry + kThreadsPerEntry - 1) / kThreadsPerEntry;
 // Registers per thread so that kMinBlocksPerSm CTAs fit: each of the 4 schedulers has a
 // quarter of the register file for the warps it holds.
@@ -72,7 +75,7 @@ static_assert(kDimParts == 2 || kDimParts == 4, "2 or 4 warps per entry block");
 static_assert(kWarps == kDimParts * kEntryBlocks, "whole entry blocks");
 static_assert(kOwned >= 1 && kValues % kDimParts == 0, "every score value has one owner");
 static_assert(kPvDims % 16 == 0 && kTileEntries % 16 == 0, "whole MMA tiles");
-static_assert(kThreads % kTileEntries == 0, "whole threads per gathered entry");
+static_assert(kGatherThreads <= kThreads && kGatherThreads % 32 == 0, "whole gathering warps");
 static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
 static_assert(kQLen >= 1 && kQLen <= 8, "rows of one request; each row has its own lists");
 
@@ -186,6 +189,7 @@ SMLA_DEVICE int load_entry_index(const DecodeParams& p, int length, int row, int
 }
 
 SMLA_DEVICE int load_tile_index(const DecodeParams& p, int length0, int length1, int row, int tile) {
+  if (threadIdx.x >= kGatherThreads) return -1;
   if (tile < kGeo.tiles0) return load_entry_index<0>(p, length0, row, tile);
   return load_entry_index<1>(p, length1, row, tile - kGeo.tiles0);
 }
@@ -225,6 +229,7 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
 }
 
 SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int tile, int stage, int index) {
+  if (threadIdx.x >= kGatherThreads) return;
   if (tile < kGeo.tiles0) {
     gather_source_tile<0, kPageSize0>(p, smem, stage, index);
   } else {
@@ -540,21 +545,23 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 
     // Probabilities against the current reference; any score above it by the margin (or a
     // first valid score) makes every thread take the exact path below.
+    // NOTE: the sums add the fp32 probabilities: with a lazy reference the largest terms are
+    // not exactly 1, and summing their bf16 roundings would cost the lse ~2^-9.
     bool raise = false;
-    u32 rounded[kOwned];
+    float prob[kOwned];
 #pragma unroll
     for (int k = 0; k < kOwned; ++k) {
       const int combo = t.owned_combo(k);
       const float m = pick(seg_max, combo);
       raise = raise || x[k] > m + kLazyMargin;
-      const float prob = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - m);
-      rounded[k] = pack_bf16x2(prob, 0.0f);
-      probs[t.head(combo) * kGeo.prob_stride + t.score_entry(t.owned_row(k))] = (u16)rounded[k];
+      prob[k] = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - m);
+      probs[t.head(combo) * kGeo.prob_stride + t.score_entry(t.owned_row(k))] =
+          (u16)pack_bf16x2(prob[k], 0.0f);
     }
     // The probabilities (if no reference moves) and the value tile are complete.
     if (!syncthreads_any(raise)) {
 #pragma unroll
-      for (int k = 0; k < kOwned; ++k) owned_sum[k] = __fadd_rn(owned_sum[k], bf16_low(rounded[k]));
+      for (int k = 0; k < kOwned; ++k) owned_sum[k] = __fadd_rn(owned_sum[k], prob[k]);
     } else {
       write_slots<true>(t, maxima, x);
       __syncthreads();
@@ -568,11 +575,10 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
       for (int k = 0; k < kOwned; ++k) {
         const int combo = t.owned_combo(k);
-        const float prob = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - pick(seg_max, combo));
-        // The sum uses the rounded probability the value product multiplies with.
-        const u32 r = pack_bf16x2(prob, 0.0f);
-        probs[t.head(combo) * kGeo.prob_stride + t.score_entry(t.owned_row(k))] = (u16)r;
-        owned_sum[k] = __fadd_rn(__fmul_rn(owned_sum[k], pick(rescale, combo)), bf16_low(r));
+        const float exact = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - pick(seg_max, combo));
+        probs[t.head(combo) * kGeo.prob_stride + t.score_entry(t.owned_row(k))] =
+            (u16)pack_bf16x2(exact, 0.0f);
+        owned_sum[k] = __fadd_rn(__fmul_rn(owned_sum[k], pick(rescale, combo)), exact);
       }
 #pragma unroll
       for (int mt = 0; mt < kPvMTiles; ++mt)
@@ -670,6 +676,8 @@ extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters) smla_decode(
   using namespace smla;
   using namespace smla::decode;
   extern __shared__ __align__(16) unsigned char smem[];
+  // The combine kernel may start launching now; it waits for this grid to finish.
+  launch_dependents();
   // Work item: head group fastest, so the CTAs that read the same entries run side by side.
   const i64 item = blockIdx.x;
   const int head_group = (int)(item % kHeadGroups);

@@ -63,6 +63,11 @@ SMLA_DEVICE bool syncthreads_any(bool predicate) {
   return result != 0;
 }
 
+// Programmatic dependent launch (sm_90+): lets the next grid on the stream start launching, and
+// waits until the grids this one depends on have completed and their writes are visible.
+SMLA_DEVICE void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+SMLA_DEVICE void wait_for_prerequisites() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
 // ---- tensor-core fragments ------------------------------------------------------------------
 
 SMLA_DEVICE void ldmatrix_x2(u32 address, u32& r0, u32& r1) {

@@ -26,7 +26,7 @@ if has tests; then
 fi
 if has sanitize; then
   for tool in memcheck racecheck; do
-    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 \
+    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
       carry/smla_gpu_tests --gtest_filter='Sanitized.*' >"$OUT/sanitizer_$tool.log" 2>&1
     summary+=("compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)")
   done

@@ -17,7 +17,7 @@ namespace {
 constexpr int kMaxSharedPerBlock = 227 * 1024;  // sm_90 and sm_100: opt-in dynamic maximum
 constexpr int kSharedPerSm = 228 * 1024;
 constexpr int kReservedSharedPerBlock = 1024;  // the driver's per-CTA reservation
-// Segments of 2 tiles up to 24 tiles, then 8 segments: the split workspace grows with the
+// Segments of 128 entries up to 12 of them, then 8 segments: the split workspace grows with the
 // segment count, and DecodeScheduler's 32 MiB promise rests on it staying small.
 constexpr int kMaxSegments = 12;
 
@@ -40,11 +40,11 @@ bool check_valid(const smla_problem& problem) {
   const KernelKey key = KernelKey::decode("sm_90a", problem, t);
   const DecodeGeometry g = key.geometry();
   const std::string unsupported = key.unsupported_tile();
-  const int expected_heads_per_cta = problem.num_heads <= 8 ? 8 : 16;
+  const int expected_heads_per_cta = problem.num_heads <= 8 ? 8 : problem.num_heads <= 16 ? 16 : 32;
   const ::testing::AssertionResult checks[] = {
       ::testing::AssertionResult(unsupported.empty()) << unsupported,
       ::testing::AssertionResult(t.heads_per_cta == expected_heads_per_cta)
-          << "heads per CTA: 8 up to 8 heads, else 16",
+          << "heads per CTA: 8 up to 8 heads, 16 up to 16, else 32",
       ::testing::AssertionResult(g.segments >= 1 && g.segments <= kMaxSegments &&
                                  g.segments * t.segment_tiles >= g.tiles)
           << g.segments << " segments of " << t.segment_tiles << " for " << g.tiles << " tiles",
