@@ -12,7 +12,8 @@
 #include "segment_fold.cuh"
 #include "smla_device.cuh"
 
-extern "C" __global__ void __launch_bounds__(128) smla_combine(const __grid_constant__ smla::DecodeParams p) {
+extern "C" __global__ void __launch_bounds__(128)
+    smla_combine(const __grid_constant__ smla::DecodeParams p) {
   using namespace smla;
   using namespace smla::cfg;
   constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
@@ -40,8 +41,10 @@ extern "C" __global__ void __launch_bounds__(128) smla_combine(const __grid_cons
   }
   const float sink_log2 = kHasSink ? __fmul_rn(p.sink[head], kLog2e) : neg_inf();
   const float factor = output_factor(total_max, total_sum, sink_log2, p.out_scale);
-  u16* out = (u16*)p.out + (long long)row * p.out_row_stride + (long long)head * p.out_head_stride + d;
+  u16* out =
+      (u16*)p.out + (long long)row * p.out_row_stride + (long long)head * p.out_head_stride + d;
   *(uint2*)out = make_uint2(pack_bf16x2(__fmul_rn(total[0], factor), __fmul_rn(total[1], factor)),
                             pack_bf16x2(__fmul_rn(total[2], factor), __fmul_rn(total[3], factor)));
-  if (kWantLse && threadIdx.x == 0) p.lse[(long long)row * kNumHeads + head] = row_lse(total_max, total_sum);
+  if (kWantLse && threadIdx.x == 0)
+    p.lse[(long long)row * kNumHeads + head] = row_lse(total_max, total_sum);
 }

@@ -17,11 +17,11 @@ constexpr int kLayoutPacked = 1;
 constexpr int kLayoutBf16 = 2;
 
 struct DecodeShape {
-  int heads_per_cta;   // 8, 16 or 32: the N of both products
-  int warps;           // (tile_entries / 16) entry blocks x 2 or 4 parts of the dims
-  int tile_entries;    // KV entries per pipeline stage: 16 per entry block
-  int stages;          // pipeline depth
-  int segment_tiles;   // tiles per segment (the batch-invariant fold unit)
+  int heads_per_cta;  // 8, 16 or 32: the N of both products
+  int warps;          // (tile_entries / 16) entry blocks x 2 or 4 parts of the dims
+  int tile_entries;   // KV entries per pipeline stage: 16 per entry block
+  int stages;         // pipeline depth
+  int segment_tiles;  // tiles per segment (the batch-invariant fold unit)
   int layout;
   int num_sources;
   int width0;

@@ -47,13 +47,13 @@ constexpr bool kPacked = kLayout == kLayoutPacked;
 constexpr bool kBf16Kv = kLayout == kLayoutBf16;
 constexpr int kThreads = kWarps * 32;
 constexpr int kEntryBlocks = kTileEntries / 16;
-constexpr int kDimParts = kWarps / kEntryBlocks;     // warps that share an entry block
-constexpr int kGroupsPerWarp = 8 / kDimParts;        // 64-dim groups of a warp's scores
+constexpr int kDimParts = kWarps / kEntryBlocks;  // warps that share an entry block
+constexpr int kGroupsPerWarp = 8 / kDimParts;     // 64-dim groups of a warp's scores
 constexpr int kNTiles = kHeadsPerCta / 8;
-constexpr int kCombos = 2 * kNTiles;                 // (n tile, head pair) columns of a thread
-constexpr int kValues = 4 * kNTiles;                 // score values of a thread: 2 rows x kCombos
-constexpr int kOwned = kValues / kDimParts;          // of which it sums and exponentiates
-constexpr int kPvDims = kHeadDim / kWarps;           // output dims a warp accumulates
+constexpr int kCombos = 2 * kNTiles;         // (n tile, head pair) columns of a thread
+constexpr int kValues = 4 * kNTiles;         // score values of a thread: 2 rows x kCombos
+constexpr int kOwned = kValues / kDimParts;  // of which it sums and exponentiates
+constexpr int kPvDims = kHeadDim / kWarps;   // output dims a warp accumulates
 constexpr int kPvMTiles = kPvDims / 16;
 constexpr int kPvKSteps = kTileEntries / 16;
 constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
@@ -115,17 +115,17 @@ SMLA_DEVICE int swizzled_chunk(int entry, int chunk) { return chunk ^ (entry & 7
 // The shared-memory byte offsets a thread uses every tile, computed once (relative to stage 0
 // where a stage applies), so the tile loop adds constants instead of recomputing them.
 struct Lanes {
-  int warp, lane, g, c;  // g: fragment row group, c: fragment column pair
-  int block, part;       // entry block (16 entries) and part of the dims of the scores
-  u32 raw;               // dequant: entry g's first 16 raw bytes of this part's first group
-  u32 rope;              // dequant: entry g's bf16 rope dims (packed layout)
-  u32 scale;             // dequant: entry g's scale byte of this part's first group
-  u32 value;             // dequant: entry g's first value chunk of this part's first group
-  u32 value_pair;        // dequant: and the chunk after it (swizzled apart)
-  u32 score_a;           // scores: this lane's ldmatrix row of the value tile, unswizzled
-  u32 score_swizzle;     // scores: 16 * (chunk ^ row) for k-step 0
-  u32 score_b;           // scores: this lane's ldmatrix row of the query tile (k-step 0)
-  u32 pv_probs;          // values: this lane's ldmatrix row of P (k-step 0)
+  int warp, lane, g, c;      // g: fragment row group, c: fragment column pair
+  int block, part;           // entry block (16 entries) and part of the dims of the scores
+  u32 raw;                   // dequant: entry g's first 16 raw bytes of this part's first group
+  u32 rope;                  // dequant: entry g's bf16 rope dims (packed layout)
+  u32 scale;                 // dequant: entry g's scale byte of this part's first group
+  u32 value;                 // dequant: entry g's first value chunk of this part's first group
+  u32 value_pair;            // dequant: and the chunk after it (swizzled apart)
+  u32 score_a;               // scores: this lane's ldmatrix row of the value tile, unswizzled
+  u32 score_swizzle;         // scores: 16 * (chunk ^ row) for k-step 0
+  u32 score_b;               // scores: this lane's ldmatrix row of the query tile (k-step 0)
+  u32 pv_probs;              // values: this lane's ldmatrix row of P (k-step 0)
   u32 pv_values[kPvMTiles];  // values: this lane's ldmatrix.trans row of V (k-step 0)
 
   SMLA_DEVICE int score_entry(int r) const { return 16 * block + g + 8 * r; }
@@ -159,16 +159,16 @@ SMLA_DEVICE Lanes make_lanes() {
               (16 * t.block + row + 8 * (m & 1)) * 1024 + 128 * group;
   t.score_swizzle = 16 * ((m >> 1) ^ row);
   // B = 16 dims x 8 heads, two n tiles per ldmatrix.x4: (heads 0-7: dims 0-7 | 8-15), (8-15).
-  t.score_b = kGeo.query_offset + (8 * (m >> 1) + row) * kGeo.query_stride + 2 * 64 * group +
-              16 * (m & 1);
-  t.pv_probs = kGeo.prob_offset +
-               2 * ((8 * (m >> 1) + row) % kHeadsPerCta * kGeo.prob_stride + 8 * (m & 1));
+  t.score_b =
+      kGeo.query_offset + (8 * (m >> 1) + row) * kGeo.query_stride + 2 * 64 * group + 16 * (m & 1);
+  t.pv_probs =
+      kGeo.prob_offset + 2 * ((8 * (m >> 1) + row) % kHeadsPerCta * kGeo.prob_stride + 8 * (m & 1));
   const int pv_entry = 8 * (m >> 1) + row;
 #pragma unroll
   for (int mt = 0; mt < kPvMTiles; ++mt) {
     const int chunk = (t.warp * kPvDims + 16 * mt) / 8 + (m & 1);
-    t.pv_values[mt] = (kBf16Kv ? kGeo.raw_offset : kGeo.value_offset) + pv_entry * 1024 +
-                      16 * (chunk ^ row);
+    t.pv_values[mt] =
+        (kBf16Kv ? kGeo.raw_offset : kGeo.value_offset) + pv_entry * 1024 + 16 * (chunk ^ row);
   }
   return t;
 }
@@ -188,7 +188,8 @@ SMLA_DEVICE int load_entry_index(const DecodeParams& p, int length, int row, int
   return __ldg(src.indices + (i64)row * src.index_row_stride + column);
 }
 
-SMLA_DEVICE int load_tile_index(const DecodeParams& p, int length0, int length1, int row, int tile) {
+SMLA_DEVICE int load_tile_index(const DecodeParams& p, int length0, int length1, int row,
+                                int tile) {
   if (threadIdx.x >= kGatherThreads) return -1;
   if (tile < kGeo.tiles0) return load_entry_index<0>(p, length0, row, tile);
   return load_entry_index<1>(p, length1, row, tile - kGeo.tiles0);
@@ -197,7 +198,8 @@ SMLA_DEVICE int load_tile_index(const DecodeParams& p, int length0, int length1,
 // Issues this thread's copies of one tile of source `kSource` into `stage` (zero-filled where
 // the entry is invalid, so nothing unselected is read) and records the entry's validity.
 template <int kSource, int kPageSize>
-SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, int stage, int index) {
+SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, int stage,
+                                    int index) {
   const SourceParams& src = p.sources[kSource];
   const bool valid = index >= 0 && (i64)index < src.index_limit;
   const int page = valid ? index / kPageSize : 0;
@@ -208,7 +210,8 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
   const int first_chunk = threadIdx.x % kThreadsPerEntry;
   // With nothing to read (src_bytes 0) the source only has to be some address of the cache.
   const unsigned char* from = src.cache + page_base + slot * kTokenBytes + first_chunk * 16;
-  const u32 to = smem_u32(smem + kGeo.raw_offset) + (stage * kTileEntries + entry) * kGeo.entry_bytes;
+  const u32 to =
+      smem_u32(smem + kGeo.raw_offset) + (stage * kTileEntries + entry) * kGeo.entry_bytes;
   const u32 bytes = valid ? 16u : 0u;
 #pragma unroll
   for (int j = 0; j < kCopiesPerThread; ++j) {
@@ -228,7 +231,8 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
   }
 }
 
-SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int tile, int stage, int index) {
+SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int tile, int stage,
+                             int index) {
   if (threadIdx.x >= kGatherThreads) return;
   if (tile < kGeo.tiles0) {
     gather_source_tile<0, kPageSize0>(p, smem, stage, index);
@@ -240,7 +244,8 @@ SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int til
 // ---- the query tile -------------------------------------------------------------------------
 
 // Heads past kNumHeads are zero: their scores are computed and never stored.
-SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int row, int head_group) {
+SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int row,
+                                 int head_group) {
   constexpr int kDimsPerLoad = kQFp8 ? 16 : 8;  // one 16-byte load
   constexpr int kLoadsPerHead = kHeadDim / kDimsPerLoad;
   for (int i = threadIdx.x; i < kHeadsPerCta * kLoadsPerHead; i += kThreads) {
@@ -250,7 +255,8 @@ SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int
     uint4 x = make_uint4(0u, 0u, 0u, 0u);
     if (head < kNumHeads) {
       const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
-      x = kQFp8 ? *(const uint4*)((const u8*)p.q + offset) : *(const uint4*)((const u16*)p.q + offset);
+      x = kQFp8 ? *(const uint4*)((const u8*)p.q + offset)
+                : *(const uint4*)((const u16*)p.q + offset);
     }
     uint4* to = (uint4*)(smem + kGeo.query_offset + h * kGeo.query_stride + 2 * d);
     if (kQFp8) {
@@ -300,13 +306,14 @@ SMLA_DEVICE void dequantize_part(unsigned char* smem, const Lanes& t, int stage)
     for (int r = 0; r < 2; ++r) {
       uint4 low, high;
       if (kPacked && group == 7) {  // the packed layout's bf16 rope dims
-        const unsigned char* rope = smem + t.rope + stage * kTileEntries * kGeo.entry_bytes +
-                                    8 * kGeo.entry_bytes * r;
+        const unsigned char* rope =
+            smem + t.rope + stage * kTileEntries * kGeo.entry_bytes + 8 * kGeo.entry_bytes * r;
         low = *(const uint4*)rope;
         high = *(const uint4*)(rope + 16);
       } else {
         const uint4 x = *(const uint4*)(raw + 64 * gi + 8 * kGeo.entry_bytes * r);
-        const u32 exponent = kPacked ? smem[t.scale + stage * kTileEntries * 8 + 64 * r + gi] : 127u;
+        const u32 exponent =
+            kPacked ? smem[t.scale + stage * kTileEntries * 8 + 64 * r + gi] : 127u;
         // The fast multiplier covers every scale a real cache has; the vote keeps the rare
         // fp32 path from costing a divergent branch.
         const bool slow = kPacked && __any_sync(0xffffffffu, exponent > kMaxFastScaleExponent);
@@ -320,7 +327,8 @@ SMLA_DEVICE void dequantize_part(unsigned char* smem, const Lanes& t, int stage)
 
 // Partial scores S^T (rows g and g + 8 of the warp's entry block, all heads) over this warp's
 // part of the dims, from the value tile and the query tile.
-SMLA_DEVICE void partial_scores(unsigned char* smem, const Lanes& t, int stage, float (&s)[kNTiles][4]) {
+SMLA_DEVICE void partial_scores(unsigned char* smem, const Lanes& t, int stage,
+                                float (&s)[kNTiles][4]) {
   const u32 base = smem_u32(smem);
   const u32 values = base + t.score_a + (kBf16Kv ? stage * kTileEntries * 1024 : 0);
 #pragma unroll
@@ -330,7 +338,8 @@ SMLA_DEVICE void partial_scores(unsigned char* smem, const Lanes& t, int stage, 
     // k-step kk reads value chunks 2j, 2j + 1 of its group (j = kk % 4), swizzled by the row:
     // 16 * ((2j + hi) ^ row) = 32j ^ (16 * (hi ^ row)).
     u32 a[4];
-    ldmatrix_x4(values + 128 * (kk / 4) + ((32 * (kk % 4)) ^ t.score_swizzle), a[0], a[1], a[2], a[3]);
+    ldmatrix_x4(values + 128 * (kk / 4) + ((32 * (kk % 4)) ^ t.score_swizzle), a[0], a[1], a[2],
+                a[3]);
     u32 b[kNTiles][2];
 #pragma unroll
     for (int np = 0; np < kNTiles; np += 2) {
@@ -354,7 +363,8 @@ SMLA_DEVICE void owned_scores(const DecodeParams& p, unsigned char* smem, const 
 #pragma unroll
   for (int v = 0; v < kValues; ++v) {
     // v = r * kCombos + combo; the loop is unrolled, so the index is a constant.
-    exchange[(t.warp * kValues + v) * 32 + t.lane] = s[(v % kCombos) >> 1][2 * (v / kCombos) + (v & 1)];
+    exchange[(t.warp * kValues + v) * 32 + t.lane] =
+        s[(v % kCombos) >> 1][2 * (v / kCombos) + (v & 1)];
   }
   named_barrier_sync(1 + t.block, 32 * kDimParts);
 #pragma unroll
@@ -365,7 +375,8 @@ SMLA_DEVICE void owned_scores(const DecodeParams& p, unsigned char* smem, const 
     for (int part = 0; part < kDimParts; ++part) {
       sum += exchange[((t.block + kEntryBlocks * part) * kValues + v) * 32 + t.lane];
     }
-    const bool valid = smem[kGeo.valid_offset + stage * kTileEntries + t.score_entry(t.owned_row(k))] != 0;
+    const bool valid =
+        smem[kGeo.valid_offset + stage * kTileEntries + t.score_entry(t.owned_row(k))] != 0;
     x[k] = valid ? sum * p.score_scale_log2 : neg_inf();
   }
 }
@@ -432,7 +443,8 @@ struct Accumulators {
   float total[kFolds ? kPvMTiles : 1][kFolds ? kNTiles : 1][4];  // whole-row mode's folded total
 };
 
-SMLA_DEVICE void accumulate_values(unsigned char* smem, const Lanes& t, int stage, Accumulators& acc) {
+SMLA_DEVICE void accumulate_values(unsigned char* smem, const Lanes& t, int stage,
+                                   Accumulators& acc) {
   const u32 base = smem_u32(smem);
   const u32 values = base + (kBf16Kv ? stage * kTileEntries * 1024 : 0);
 #pragma unroll
@@ -486,13 +498,14 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
         if (kFolds) acc.total[kFolds ? mt : 0][kFolds ? nt : 0][e] = 0.0f;
       }
   // Softmax state per combo of the output fragments: the segment's reference m (log2 units),
-  // and after a segment's end its sum; the folded total of whole-row mode.
-  float seg_max[kCombos], seg_sum[kCombos], total_max[kCombos], total_sum[kCombos];
+  // and the (max, sum) of what is finished: the folded total of whole-row mode, or the
+  // CTA's one segment in split mode.
+  float seg_max[kCombos], total_max[kCombos], total_sum[kCombos];
   float owned_sum[kOwned];  // this thread's share of the running sum of its owned values
 #pragma unroll
   for (int k = 0; k < kCombos; ++k) {
     seg_max[k] = total_max[k] = neg_inf();
-    seg_sum[k] = total_sum[k] = 0.0f;
+    total_sum[k] = 0.0f;
   }
 #pragma unroll
   for (int k = 0; k < kOwned; ++k) owned_sum[k] = 0.0f;
@@ -517,7 +530,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       cp_async_commit();
     }
   }
-  int next_index = kStages - 1 < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
+  int next_index =
+      kStages - 1 < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
   int index_tile = walk.next(walk.next(fetch_tile));  // the tile of position i + kStages + 1
   int later_index =
       kStages < walk.count ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile)) : -1;
@@ -533,7 +547,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     fetch_tile = walk.next(fetch_tile);
     fetch_stage = stage;
     next_index = later_index;
-    later_index = i + kStages + 1 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
+    later_index =
+        i + kStages + 1 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
     index_tile = walk.next(index_tile);
 
     dequantize_part(smem, t, stage);
@@ -591,18 +606,24 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     accumulate_values(smem, t, stage, acc);
 
     const int next_tile = walk.next(tile);
-    const bool segment_ends = i + 1 == walk.count || next_tile / kSegmentTiles != tile / kSegmentTiles;
+    const bool segment_ends =
+        i + 1 == walk.count || next_tile / kSegmentTiles != tile / kSegmentTiles;
     tile = next_tile;
     stage = stage + 1 == kStages ? 0 : stage + 1;
     if (segment_ends) {
       write_slots<false>(t, sums, owned_sum);
       __syncthreads();
+      float seg_sum[kCombos];
 #pragma unroll
       for (int k = 0; k < kCombos; ++k) seg_sum[k] = read_slots<false>(sums, t.head(k));
-      if (!p.split && kFolds) {
+      if (p.split || !kFolds) {  // the only segment: it is the total
+#pragma unroll
+        for (int k = 0; k < kCombos; ++k) total_max[k] = seg_max[k], total_sum[k] = seg_sum[k];
+      } else {
         FoldStep step[kCombos];
 #pragma unroll
-        for (int k = 0; k < kCombos; ++k) step[k] = fold_state(total_max[k], total_sum[k], seg_max[k], seg_sum[k]);
+        for (int k = 0; k < kCombos; ++k)
+          step[k] = fold_state(total_max[k], total_sum[k], seg_max[k], seg_sum[k]);
 #pragma unroll
         for (int mt = 0; mt < kPvMTiles; ++mt)
 #pragma unroll
@@ -627,8 +648,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
       for (int k = 0; k < kCombos; ++k) {
         float* ml = p.partial_ml + (item * kHeadsPerCta + t.head(k)) * 2;
-        ml[0] = seg_max[k];
-        ml[1] = seg_sum[k];
+        ml[0] = total_max[k];
+        ml[1] = total_sum[k];
       }
     }
     // A segment with no nonempty tile leaves its values unwritten: its max is -inf, and the
@@ -641,13 +662,9 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          out[t.head(2 * nt + (e & 1)) * kHeadDim + dim0 + 16 * mt + 8 * (e >> 1)] = acc.o[mt][nt][e];
+          out[t.head(2 * nt + (e & 1)) * kHeadDim + dim0 + 16 * mt + 8 * (e >> 1)] =
+              acc.o[mt][nt][e];
     return;
-  }
-  // A row of one segment folds nothing: its total is that segment.
-  if (!kFolds) {
-#pragma unroll
-    for (int k = 0; k < kCombos; ++k) total_max[k] = seg_max[k], total_sum[k] = seg_sum[k];
   }
 #pragma unroll
   for (int k = 0; k < kCombos; ++k) {
@@ -672,7 +689,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 }  // namespace decode
 }  // namespace smla
 
-extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters) smla_decode(const __grid_constant__ smla::DecodeParams p) {
+extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters)
+    smla_decode(const __grid_constant__ smla::DecodeParams p) {
   using namespace smla;
   using namespace smla::decode;
   extern __shared__ __align__(16) unsigned char smem[];

@@ -32,13 +32,11 @@ SMLA_DEVICE u32 smem_u32(const void* pointer) {
 
 // Copies 16 bytes global -> shared; src_bytes = 0 reads nothing and writes zeros.
 SMLA_DEVICE void cp_async_16(u32 dst, const void* src, u32 src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src),
-               "r"(src_bytes)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes)
                : "memory");
 }
 SMLA_DEVICE void cp_async_8(u32 dst, const void* src, u32 src_bytes) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(dst), "l"(src),
-               "r"(src_bytes)
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(dst), "l"(src), "r"(src_bytes)
                : "memory");
 }
 SMLA_DEVICE void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
@@ -65,7 +63,9 @@ SMLA_DEVICE bool syncthreads_any(bool predicate) {
 
 // Programmatic dependent launch (sm_90+): lets the next grid on the stream start launching, and
 // waits until the grids this one depends on have completed and their writes are visible.
-SMLA_DEVICE void launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+SMLA_DEVICE void launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
 SMLA_DEVICE void wait_for_prerequisites() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
 // ---- tensor-core fragments ------------------------------------------------------------------
