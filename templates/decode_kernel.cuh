@@ -2,24 +2,20 @@
 // segment per CTA in split mode), heads_per_cta (8, 16 or 32) heads at a time, from paged KV
 // caches. Design and measurements: docs/decode-kernel.md.
 //
-// Work decomposition. A tile holds kTileEntries entries (16 per entry block). Every thread
-// gathers its share of each tile into a ring of shared-memory stages with cp.async (16-byte
-// chunks, zero-filled for invalid entries, so nothing unselected is read), kStages - 1 tiles
-// ahead; the indices are loaded one tile earlier still.
+// Work decomposition. A tile holds kTileEntries entries (16 per entry block). 4 threads per
+// entry gather each tile into a ring of shared-memory stages with cp.async (16-byte chunks,
+// zero-filled for invalid entries, so nothing unselected is read), kStages - 1 tiles ahead;
+// the indices are loaded one tile earlier still.
 // Scores: entries are the M of the MMA and heads its N (S^T = K Q^T), so 8 heads cost 8. The
-// kDimParts warps of an entry block each take 512 / kDimParts of the dims: a warp dequantizes
-// its slice of its 16 entries once, in registers, straight into A fragments, stores the same
-// bf16 values into the value tile, and reads the query's B fragments from a bf16 query tile.
-// The parts' partial scores meet in shared memory, where each thread sums the values it owns
-// (in part order, so the result does not depend on timing).
-// Softmax: a thread owns kOwned (entry, head) scores. Per-head tile maxima meet in shared
-// memory; every thread rescales the heads of its output fragments itself.
-// Values: every warp accumulates O^T = V^T P^T for its kPvDims dims (dims are the M, heads the
-// N), with ldmatrix.trans fragments of the value tile and ldmatrix fragments of P.
-//
-// Dimension order. In a 64-dim group a thread owns 16 consecutive dims of its entries, so one
-// 16-byte shared load feeds four k-steps; the query fragments follow the same permutation. The
-// dot product is a sum over dims, so the order does not change the math.
+// kDimParts warps of an entry block each take 512 / kDimParts of the dims: a warp converts its
+// slice of its 16 entries to bf16 once, into the value tile, and multiplies it by the bf16
+// query tile, both as ldmatrix fragments. The parts' partial scores meet in shared memory,
+// where each thread sums the values it owns (in part order, so the result does not depend on
+// timing).
+// Softmax: a thread owns kOwned (entry, head) scores and exponentiates them against the
+// segment's lazy reference (run_cta). Values: every warp accumulates O^T = V^T P^T for its
+// kPvDims dims (dims are the M, heads the N), with ldmatrix.trans fragments of the value tile
+// and ldmatrix fragments of P.
 //
 // Segments. The row's tiles are cut into fixed segments (segment_fold.cuh): a segment starts
 // from a fresh softmax state and is folded into the running total at its end, in registers in
@@ -123,7 +119,7 @@ struct Lanes {
   u32 value;                 // dequant: entry g's first value chunk of this part's first group
   u32 value_pair;            // dequant: and the chunk after it (swizzled apart)
   u32 score_a;               // scores: this lane's ldmatrix row of the value tile, unswizzled
-  u32 score_swizzle;         // scores: 16 * (chunk ^ row) for k-step 0
+  u32 score_swizzle;         // scores: 16 * (the lane's chunk ^ row) for k-step 0
   u32 score_b;               // scores: this lane's ldmatrix row of the query tile (k-step 0)
   u32 pv_probs;              // values: this lane's ldmatrix row of P (k-step 0)
   u32 pv_values[kPvMTiles];  // values: this lane's ldmatrix.trans row of V (k-step 0)
@@ -149,7 +145,6 @@ SMLA_DEVICE Lanes make_lanes() {
   t.raw = kGeo.raw_offset + entry * kGeo.entry_bytes + 64 * group + 16 * t.c;
   t.rope = kGeo.raw_offset + entry * kGeo.entry_bytes + 448 + 32 * t.c;
   t.scale = kGeo.scale_offset + entry * 8 + group;
-  // Value chunk k of entry e sits at chunk k ^ (e & 7); e & 7 = g for both rows.
   // Value chunk k of entry e sits at chunk k ^ (e & 7); e & 7 = g for both rows.
   t.value = kGeo.value_offset + entry * 1024 + 128 * group + 16 * ((2 * t.c) ^ t.g);
   t.value_pair = kGeo.value_offset + entry * 1024 + 128 * group + 16 * ((2 * t.c + 1) ^ t.g);
