@@ -11,12 +11,6 @@ int total_width(const smla_problem& problem) {
   return width;
 }
 
-bool fits(const smla_problem& problem, const TileConfig& config) {
-  constexpr int kSharedPerSm = 228 * 1024, kReservedPerCta = 1024;
-  const int smem = KernelKey::decode("", problem, config).geometry().smem_bytes;
-  return smem <= 227 * 1024 && config.min_blocks_per_sm * (smem + kReservedPerCta) <= kSharedPerSm;
-}
-
 }  // namespace
 
 TileConfig default_tile_config(const smla_problem& problem) {
@@ -46,7 +40,9 @@ TileConfig default_tile_config(const smla_problem& problem) {
   const int tiles = (total_width(problem) + config.tile_entries - 1) / config.tile_entries;
   config.segment_tiles = tiles <= 12 * small_segment ? small_segment : (tiles + 7) / 8;
   // The bf16 layout's entries are twice the fp8 ones: one CTA per SM where two do not fit.
-  if (!fits(problem, config)) config.min_blocks_per_sm = 1;
+  if (!KernelKey::decode("", problem, config).unsupported_tile().empty()) {
+    config.min_blocks_per_sm = 1;
+  }
   return config;
 }
 
