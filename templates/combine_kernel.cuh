@@ -32,7 +32,7 @@ extern "C" __global__ void __launch_bounds__(128)
     const long long item = ((long long)row * kSegments + segment) * kHeadGroups + group;
     const float* ml = p.partial_ml + (item * kHeadsPerCta + local) * 2;
     const FoldStep step = fold_state(total_max, total_sum, ml[0], ml[1]);
-    if (step.mode == kFoldKeep) continue;
+    if (step.keeps()) continue;
     const float4 v = *(const float4*)(p.partial_out + (item * kHeadsPerCta + local) * kHeadDim + d);
     total[0] = fold_value(total[0], v.x, step);
     total[1] = fold_value(total[1], v.y, step);

@@ -58,7 +58,7 @@ struct DecodeGeometry {
   int prob_stride;       // bf16 per head row of the probabilities
   // Byte offsets into dynamic shared memory.
   int raw_offset, scale_offset, value_offset, query_offset, prob_offset, exchange_offset,
-      reduce_offset, valid_offset, smem_bytes;
+      reduce_offset, fold_offset, valid_offset, smem_bytes;
 };
 
 SMLA_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -93,6 +93,8 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   offset += s.warps * values_per_thread * 32 * 4;
   g.reduce_offset = offset;  // per head and slot: the tile's maxima, then a segment's sums
   offset += 2 * s.heads_per_cta * score_ownership(s).slots_per_head * 4;
+  g.fold_offset = offset;  // whole-row mode's folded (max, sum) per head, two buffers
+  offset += 2 * s.heads_per_cta * 2 * 4;
   g.valid_offset = offset;
   offset += s.stages * s.tile_entries;
   g.smem_bytes = align_up(offset, 16);

@@ -118,7 +118,7 @@ struct Lanes {
   u32 scale;                 // dequant: entry g's scale byte of this part's first group
   u32 value;                 // dequant: entry g's first value chunk of this part's first group
   u32 value_pair;            // dequant: and the chunk after it (swizzled apart)
-  u32 score_a;               // scores: this lane's ldmatrix row of the value tile, unswizzled
+  u32 score_a;               // bf16 scores: this lane's ldmatrix row of the stage, unswizzled
   u32 score_swizzle;         // scores: 16 * (the lane's chunk ^ row) for k-step 0
   u32 score_b;               // scores: this lane's ldmatrix row of the query tile (k-step 0)
   u32 pv_probs;              // values: this lane's ldmatrix row of P (k-step 0)
@@ -150,8 +150,7 @@ SMLA_DEVICE Lanes make_lanes() {
   t.value_pair = kGeo.value_offset + entry * 1024 + 128 * group + 16 * ((2 * t.c + 1) ^ t.g);
   const int m = t.lane >> 3, row = t.lane & 7;
   // A = the block's 16 entries x 16 dims: matrices (rows 0-7 | 8-15) x (dims 0-7 | 8-15).
-  t.score_a = (kBf16Kv ? kGeo.raw_offset : kGeo.value_offset) +
-              (16 * t.block + row + 8 * (m & 1)) * 1024 + 128 * group;
+  t.score_a = kGeo.raw_offset + (16 * t.block + row + 8 * (m & 1)) * 1024 + 128 * group;
   t.score_swizzle = 16 * ((m >> 1) ^ row);
   // B = 16 dims x 8 heads, two n tiles per ldmatrix.x4: (heads 0-7: dims 0-7 | 8-15), (8-15).
   t.score_b =
@@ -238,6 +237,16 @@ SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int til
 
 // ---- the query tile -------------------------------------------------------------------------
 
+// NOTE: for the fp8 layouts a thread's converted words are its A fragments (dequantize_and_score),
+// whose k-step j of a 64-dim group holds dims 16c + 4j + {0, 1} (k = 2c, 2c + 1) and
+// 16c + 4j + {2, 3} (k = 2c + 8, 2c + 9) for column pair c. The query tile stores each group in
+// that k order, so its ldmatrix B fragments match; the bf16 layout keeps the natural order.
+SMLA_DEVICE int query_position(int d) {
+  if (kBf16Kv) return d;
+  const int c = (d >> 4) & 3, j = (d >> 2) & 3, high = (d >> 1) & 1;
+  return (d & ~63) + 16 * j + 8 * high + 2 * c + (d & 1);
+}
+
 // Heads past kNumHeads are zero: their scores are computed and never stored.
 SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int row,
                                  int head_group) {
@@ -253,81 +262,147 @@ SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int
       x = kQFp8 ? *(const uint4*)((const u8*)p.q + offset)
                 : *(const uint4*)((const u16*)p.q + offset);
     }
-    uint4* to = (uint4*)(smem + kGeo.query_offset + h * kGeo.query_stride + 2 * d);
+    u32 words[kDimsPerLoad / 2];  // word k: dims d + 2k, d + 2k + 1
     if (kQFp8) {
       // The scale is folded into score_scale_log2; 2^(127 - 7) undoes the conversion's 2^-120.
       const u32 unit = bf16x2_pow2_multiplier(127);
-      uint4 lo, hi;
-      dequant_e4m3x4(x.x, unit, lo.x, lo.y);
-      dequant_e4m3x4(x.y, unit, lo.z, lo.w);
-      dequant_e4m3x4(x.z, unit, hi.x, hi.y);
-      dequant_e4m3x4(x.w, unit, hi.z, hi.w);
-      to[0] = lo;
-      to[1] = hi;
+      dequant_e4m3x4(x.x, unit, words[0], words[1]);
+      dequant_e4m3x4(x.y, unit, words[2], words[3]);
+      dequant_e4m3x4(x.z, unit, words[4], words[5]);
+      dequant_e4m3x4(x.w, unit, words[6], words[7]);
     } else {
-      to[0] = x;
+      words[0] = x.x, words[1] = x.y, words[2] = x.z, words[3] = x.w;
     }
+    unsigned char* to = smem + kGeo.query_offset + h * kGeo.query_stride;
+#pragma unroll
+    for (int k = 0; k < kDimsPerLoad / 2; ++k)
+      *(u32*)(to + 2 * query_position(d + 2 * k)) = words[k];
   }
 }
 
 // ---- dequantization and scores ----------------------------------------------------------------
 
-// 16 fp8 dims times 2^(exponent - 127), as 8 bf16x2 words (word k: dims 2k, 2k+1).
-SMLA_DEVICE void dequant16(uint4 x, u32 exponent, bool slow, uint4& low, uint4& high) {
+// 8 fp8 dims (two words) times 2^(exponent - 127), as 4 bf16x2 words (word k: dims 2k, 2k+1).
+SMLA_DEVICE void dequant8(u32 x0, u32 x1, u32 exponent, bool slow, uint4& out) {
   if (!slow) {
     const u32 multiplier = bf16x2_pow2_multiplier(exponent);
-    dequant_e4m3x4(x.x, multiplier, low.x, low.y);
-    dequant_e4m3x4(x.y, multiplier, low.z, low.w);
-    dequant_e4m3x4(x.z, multiplier, high.x, high.y);
-    dequant_e4m3x4(x.w, multiplier, high.z, high.w);
+    dequant_e4m3x4(x0, multiplier, out.x, out.y);
+    dequant_e4m3x4(x1, multiplier, out.z, out.w);
   } else {
-    dequant_e4m3x4_slow(x.x, exponent, low.x, low.y);
-    dequant_e4m3x4_slow(x.y, exponent, low.z, low.w);
-    dequant_e4m3x4_slow(x.z, exponent, high.x, high.y);
-    dequant_e4m3x4_slow(x.w, exponent, high.z, high.w);
+    dequant_e4m3x4_slow(x0, exponent, out.x, out.y);
+    dequant_e4m3x4_slow(x1, exponent, out.z, out.w);
   }
 }
 
-// Writes the bf16 values of this warp's 16 entries x 512 / kDimParts dims into the value tile
-// (fp8 layouts; the bf16 layout is gathered as the value tile). Each thread converts 16 dims
-// of entries g and g + 8 per 64-dim group: the only reads of the raw stage.
-SMLA_DEVICE void dequantize_part(unsigned char* smem, const Lanes& t, int stage) {
-  if (kBf16Kv) return;
-  const unsigned char* raw = smem + t.raw + stage * kTileEntries * kGeo.entry_bytes;
+// Score accumulators: with one n tile, even and odd k-steps accumulate apart, so that two
+// independent MMA chains hide the MMA latency (more chains spill at 16 heads).
+constexpr int kScoreChains = kNTiles == 1 ? 2 : 1;
+struct ScoreChains {
+  float s[kScoreChains][kNTiles][4];
+};
+
+SMLA_DEVICE void clear_scores(ScoreChains& acc) {
 #pragma unroll
-  for (int gi = 0; gi < kGroupsPerWarp; ++gi) {
-    const int group = t.part * kGroupsPerWarp + gi;
+  for (int c = 0; c < kScoreChains; ++c)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      uint4 low, high;
-      if (kPacked && group == 7) {  // the packed layout's bf16 rope dims
-        const unsigned char* rope =
-            smem + t.rope + stage * kTileEntries * kGeo.entry_bytes + 8 * kGeo.entry_bytes * r;
-        low = *(const uint4*)rope;
-        high = *(const uint4*)(rope + 16);
-      } else {
-        const uint4 x = *(const uint4*)(raw + 64 * gi + 8 * kGeo.entry_bytes * r);
-        const u32 exponent =
-            kPacked ? smem[t.scale + stage * kTileEntries * 8 + 64 * r + gi] : 127u;
-        // The fast multiplier covers every scale a real cache has; the vote keeps the rare
-        // fp32 path from costing a divergent branch.
-        const bool slow = kPacked && __any_sync(0xffffffffu, exponent > kMaxFastScaleExponent);
-        dequant16(x, exponent, slow, low, high);
-      }
-      *(uint4*)(smem + t.value + 128 * gi + 8 * 1024 * r) = low;
-      *(uint4*)(smem + t.value_pair + 128 * gi + 8 * 1024 * r) = high;
+    for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc.s[c][nt][e] = 0.0f;
+}
+
+// S^T += A (16 entries x 16 k) B (k-step kk of the query tile, all heads).
+SMLA_DEVICE void score_step(u32 smem_base, const Lanes& t, int kk, const u32 (&a)[4],
+                            ScoreChains& acc) {
+  u32 b[kNTiles][2];
+#pragma unroll
+  for (int np = 0; np < kNTiles; np += 2) {
+    const u32 q = smem_base + t.score_b + np * 8 * kGeo.query_stride + 32 * kk;
+    if (kNTiles == 1) {
+      ldmatrix_x2(q, b[np][0], b[np][1]);
+    } else {
+      ldmatrix_x4(q, b[np][0], b[np][1], b[np + 1][0], b[np + 1][1]);
     }
   }
+#pragma unroll
+  for (int nt = 0; nt < kNTiles; ++nt)
+    mma_bf16(acc.s[kk % kScoreChains][nt], a, b[nt][0], b[nt][1]);
+}
+
+SMLA_DEVICE void sum_chains(const ScoreChains& acc, float (&s)[kNTiles][4]) {
+#pragma unroll
+  for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      s[nt][e] =
+          kScoreChains == 2 ? acc.s[0][nt][e] + acc.s[kScoreChains - 1][nt][e] : acc.s[0][nt][e];
 }
 
 // Partial scores S^T (rows g and g + 8 of the warp's entry block, all heads) over this warp's
-// part of the dims, from the value tile and the query tile.
-SMLA_DEVICE void partial_scores(unsigned char* smem, const Lanes& t, int stage,
-                                float (&s)[kNTiles][4]) {
-  const u32 base = smem_u32(smem);
-  const u32 values = base + t.score_a + (kBf16Kv ? stage * kTileEntries * 1024 : 0);
+// part of the dims, for the fp8 layouts. Each thread converts 16 dims of entries g and g + 8 per
+// 64-dim group (the only reads of the raw stage), writes them to the value tile for the value
+// product, and uses the same words as its A fragments (query_position gives the k order).
+// NOTE: one vote over the scale bytes comes first (each conversion reads its byte again, which
+// costs fewer registers than keeping it), then the groups convert one at a time.
+SMLA_DEVICE void dequantize_and_score(unsigned char* smem, const Lanes& t, int stage,
+                                      float (&s)[kNTiles][4]) {
+  const unsigned char* raw = smem + t.raw + stage * kTileEntries * kGeo.entry_bytes;
+  const unsigned char* rope = smem + t.rope + stage * kTileEntries * kGeo.entry_bytes;
+  const unsigned char* scales = smem + t.scale + stage * kTileEntries * 8;
+  // The packed layout's bf16 rope dims are the last group of the last part.
+  const bool rope_part = kPacked && t.part == kDimParts - 1;
+  bool slow = false;
+  if (kPacked) {
 #pragma unroll
-  for (int nt = 0; nt < kNTiles; ++nt) s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+    for (int gi = 0; gi < kGroupsPerWarp; ++gi)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const bool is_rope = rope_part && gi == kGroupsPerWarp - 1;
+        slow = slow || (!is_rope && scales[64 * r + gi] > kMaxFastScaleExponent);
+      }
+    // The fast multiplier covers every scale a real cache has; the vote keeps the rare fp32
+    // path from costing a divergent branch.
+    slow = __any_sync(0xffffffffu, slow);
+  }
+
+  const u32 base = smem_u32(smem);
+  ScoreChains acc;
+  clear_scores(acc);
+#pragma unroll
+  for (int gi = 0; gi < kGroupsPerWarp; ++gi) {
+    uint4 words[2][2];  // [row][low, high]: words 0-3 and 4-7 (word i: dims 16c + 2i, +1)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (rope_part && gi == kGroupsPerWarp - 1) {
+        words[r][0] = *(const uint4*)(rope + 8 * kGeo.entry_bytes * r);
+        words[r][1] = *(const uint4*)(rope + 8 * kGeo.entry_bytes * r + 16);
+      } else {
+        const uint4 x = *(const uint4*)(raw + 64 * gi + 8 * kGeo.entry_bytes * r);
+        const u32 exponent = kPacked ? scales[64 * r + gi] : 127u;
+        dequant8(x.x, x.y, exponent, slow, words[r][0]);
+        dequant8(x.z, x.w, exponent, slow, words[r][1]);
+      }
+      *(uint4*)(smem + t.value + 128 * gi + 8 * 1024 * r) = words[r][0];
+      *(uint4*)(smem + t.value_pair + 128 * gi + 8 * 1024 * r) = words[r][1];
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // words 4h to 4h + 3 feed k-steps 2h and 2h + 1
+      const uint4 w0 = words[0][h], w1 = words[1][h];
+      const u32 a0[4] = {w0.x, w1.x, w0.y, w1.y};
+      const u32 a1[4] = {w0.z, w1.z, w0.w, w1.w};
+      score_step(base, t, 4 * gi + 2 * h, a0, acc);  // k-steps from the part's first group
+      score_step(base, t, 4 * gi + 2 * h + 1, a1, acc);
+    }
+  }
+  sum_chains(acc, s);
+}
+
+// The same for the bf16 layout, whose gathered stage is the value tile: A from ldmatrix.
+SMLA_DEVICE void bf16_scores(unsigned char* smem, const Lanes& t, int stage,
+                             float (&s)[kNTiles][4]) {
+  const u32 base = smem_u32(smem);
+  const u32 values = base + t.score_a + stage * kTileEntries * 1024;
+  ScoreChains acc;
+  clear_scores(acc);
 #pragma unroll
   for (int kk = 0; kk < 4 * kGroupsPerWarp; ++kk) {
     // k-step kk reads value chunks 2j, 2j + 1 of its group (j = kk % 4), swizzled by the row:
@@ -335,19 +410,9 @@ SMLA_DEVICE void partial_scores(unsigned char* smem, const Lanes& t, int stage,
     u32 a[4];
     ldmatrix_x4(values + 128 * (kk / 4) + ((32 * (kk % 4)) ^ t.score_swizzle), a[0], a[1], a[2],
                 a[3]);
-    u32 b[kNTiles][2];
-#pragma unroll
-    for (int np = 0; np < kNTiles; np += 2) {
-      const u32 q = base + t.score_b + np * 8 * kGeo.query_stride + 32 * kk;
-      if (kNTiles == 1) {
-        ldmatrix_x2(q, b[np][0], b[np][1]);
-      } else {
-        ldmatrix_x4(q, b[np][0], b[np][1], b[np + 1][0], b[np + 1][1]);
-      }
-    }
-#pragma unroll
-    for (int nt = 0; nt < kNTiles; ++nt) mma_bf16(s[nt], a, b[nt][0], b[nt][1]);
+    score_step(base, t, kk, a, acc);
   }
+  sum_chains(acc, s);
 }
 
 // Sums every part's partial scores of the values this thread owns, in part order, scaled to
@@ -470,10 +535,11 @@ SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
 }
 
 // NOTE: within a segment the probabilities are exp2(score - m) for a running reference m that
-// is raised only when a score exceeds it by more than kLazyMargin (log2 units), so P <= 2^8 and
-// most tiles need neither the per-head maxima nor a rescale: one barrier and ~60 instructions
-// per warp less. The first tile of a segment always sets m to its exact maximum.
-constexpr float kLazyMargin = 8.0f;
+// is raised only when a score exceeds it by more than kLazyMargin (log2 units), so P <= 2^16
+// (bf16 and the fp32 sums hold it with room to spare) and most tiles need neither the per-head
+// maxima nor a rescale: one barrier and ~100 instructions per warp less. The first tile of a
+// segment always sets m to its exact maximum.
+constexpr float kLazyMargin = 16.0f;
 
 SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0, int length1,
                          int row, int head_group, int begin, int end, i64 item) {
@@ -492,18 +558,27 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
         acc.o[mt][nt][e] = 0.0f;
         if (kFolds) acc.total[kFolds ? mt : 0][kFolds ? nt : 0][e] = 0.0f;
       }
-  // Softmax state per combo of the output fragments: the segment's reference m (log2 units),
-  // and the (max, sum) of what is finished: the folded total of whole-row mode, or the
-  // CTA's one segment in split mode.
-  float seg_max[kCombos], total_max[kCombos], total_sum[kCombos];
+  // Softmax state per combo of the output fragments: the segment's reference m (log2 units).
+  float seg_max[kCombos];
   float owned_sum[kOwned];  // this thread's share of the running sum of its owned values
 #pragma unroll
-  for (int k = 0; k < kCombos; ++k) {
-    seg_max[k] = total_max[k] = neg_inf();
-    total_sum[k] = 0.0f;
-  }
+  for (int k = 0; k < kCombos; ++k) seg_max[k] = neg_inf();
 #pragma unroll
   for (int k = 0; k < kOwned; ++k) owned_sum[k] = 0.0f;
+  // Whole-row mode's folded (max, sum) per head, in shared memory rather than registers: it is
+  // the same for every thread and used once per segment. Buffer `folds % 2` holds it; a fold
+  // reads it and the first thread of each head writes the next buffer (both sides of the
+  // segment end's barrier, so one buffer never has a reader and a writer at once).
+  float* folded = (float*)(smem + kGeo.fold_offset);
+  const bool folds_writer = t.warp == 0 && t.g == 0;  // covers every head once
+  int folds = 0;
+  if (kFolds && folds_writer) {
+#pragma unroll
+    for (int k = 0; k < kCombos; ++k) {
+      folded[2 * t.head(k)] = neg_inf();
+      folded[2 * t.head(k) + 1] = 0.0f;
+    }
+  }
 
   load_query_tile(p, smem, row, head_group);
 
@@ -533,6 +608,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 
   int tile = walk.first;
   int stage = 0, fetch_stage = kStages - 1;
+  bool segment_fresh = true;  // no tile of the current segment is done: acc.o is zero
   for (int i = 0; i < walk.count; ++i) {
     cp_async_wait<kStages - 2>();
     // Position i has landed for every thread, and every warp is done with position i - 1.
@@ -546,10 +622,12 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
         i + kStages + 1 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
     index_tile = walk.next(index_tile);
 
-    dequantize_part(smem, t, stage);
-    __syncwarp();
     float s[kNTiles][4];
-    partial_scores(smem, t, stage, s);
+    if (kBf16Kv) {
+      bf16_scores(smem, t, stage, s);
+    } else {
+      dequantize_and_score(smem, t, stage, s);
+    }
     float x[kOwned];
     owned_scores(p, smem, t, stage, s, x);
 
@@ -590,12 +668,14 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
             (u16)pack_bf16x2(exact, 0.0f);
         owned_sum[k] = __fadd_rn(__fmul_rn(owned_sum[k], pick(rescale, combo)), exact);
       }
+      if (!segment_fresh) {
 #pragma unroll
-      for (int mt = 0; mt < kPvMTiles; ++mt)
+        for (int mt = 0; mt < kPvMTiles; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt)
+          for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= rescale[2 * nt + (e & 1)];
+            for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= rescale[2 * nt + (e & 1)];
+      }
       __syncthreads();
     }
     accumulate_values(smem, t, stage, acc);
@@ -605,20 +685,25 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
         i + 1 == walk.count || next_tile / kSegmentTiles != tile / kSegmentTiles;
     tile = next_tile;
     stage = stage + 1 == kStages ? 0 : stage + 1;
+    segment_fresh = segment_ends;
     if (segment_ends) {
       write_slots<false>(t, sums, owned_sum);
       __syncthreads();
       float seg_sum[kCombos];
 #pragma unroll
       for (int k = 0; k < kCombos; ++k) seg_sum[k] = read_slots<false>(sums, t.head(k));
-      if (p.split || !kFolds) {  // the only segment: it is the total
-#pragma unroll
-        for (int k = 0; k < kCombos; ++k) total_max[k] = seg_max[k], total_sum[k] = seg_sum[k];
-      } else {
+      // In split mode (or with one segment) the CTA's only segment is the total: see below.
+      if (kFolds && !p.split) {
+        const float* from = folded + (folds % 2) * 2 * kHeadsPerCta;
+        float* to = folded + (1 - folds % 2) * 2 * kHeadsPerCta;
+        ++folds;
         FoldStep step[kCombos];
 #pragma unroll
-        for (int k = 0; k < kCombos; ++k)
-          step[k] = fold_state(total_max[k], total_sum[k], seg_max[k], seg_sum[k]);
+        for (int k = 0; k < kCombos; ++k) {
+          float total_max = from[2 * t.head(k)], total_sum = from[2 * t.head(k) + 1];
+          step[k] = fold_state(total_max, total_sum, seg_max[k], seg_sum[k]);
+          if (folds_writer) to[2 * t.head(k)] = total_max, to[2 * t.head(k) + 1] = total_sum;
+        }
 #pragma unroll
         for (int mt = 0; mt < kPvMTiles; ++mt)
 #pragma unroll
@@ -634,6 +719,25 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
         for (int k = 0; k < kOwned; ++k) owned_sum[k] = 0.0f;
       }
+    }
+  }
+
+  // The (max, sum) of what is finished: the folded total of whole-row mode, or the CTA's one
+  // segment (its sums are still in their slots; nothing to sum without a tile).
+  float total_max[kCombos], total_sum[kCombos];
+  if (kFolds && !p.split) {
+    __syncthreads();  // the last fold's (or the initial) state is written
+    const float* from = folded + (folds % 2) * 2 * kHeadsPerCta;
+#pragma unroll
+    for (int k = 0; k < kCombos; ++k) {
+      total_max[k] = from[2 * t.head(k)];
+      total_sum[k] = from[2 * t.head(k) + 1];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kCombos; ++k) {
+      total_max[k] = seg_max[k];
+      total_sum[k] = walk.count > 0 ? read_slots<false>(sums, t.head(k)) : 0.0f;
     }
   }
 

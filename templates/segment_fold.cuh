@@ -10,12 +10,12 @@
 
 namespace smla {
 
-enum FoldMode { kFoldKeep = 0, kFoldReplace = 1, kFoldBlend = 2 };
-
+// total' = total * total_factor + segment * segment_factor; a segment_factor of 0 keeps the
+// total as it is (an empty segment, or one too small to count) and never reads the segment.
 struct FoldStep {
-  int mode;
   float total_factor;
   float segment_factor;
+  SMLA_DEVICE bool keeps() const { return segment_factor == 0.0f; }
 };
 
 // Folds a segment's (max, sum) into the running (max, sum); returns how to fold its values.
@@ -23,26 +23,25 @@ struct FoldStep {
 // never read (a split CTA with nothing to do does not write them).
 SMLA_DEVICE FoldStep fold_state(float& total_max, float& total_sum, float segment_max,
                                 float segment_sum) {
-  if (segment_max == neg_inf()) return {kFoldKeep, 1.0f, 0.0f};
+  if (segment_max == neg_inf()) return {1.0f, 0.0f};
   if (total_max == neg_inf()) {
     total_max = segment_max;
     total_sum = segment_sum;
-    return {kFoldReplace, 0.0f, 1.0f};
+    return {0.0f, 1.0f};
   }
   const float new_max = fmaxf(total_max, segment_max);
   const float a = exp2_approx(total_max - new_max);
   const float b = exp2_approx(segment_max - new_max);
   total_sum = __fadd_rn(__fmul_rn(total_sum, a), __fmul_rn(segment_sum, b));
   total_max = new_max;
-  return {kFoldBlend, a, b};
+  return {a, b};
 }
 
 // NOTE: one expression for replace and blend (replace has factors 0 and 1) and a select for
-// keep: no branch per element, and keep never looks at the segment's (unwritten) values.
+// keep: no branch per element, and keep never uses the segment's (unwritten) values.
 SMLA_DEVICE float fold_value(float total, float segment, const FoldStep& step) {
-  const float folded =
-      __fadd_rn(__fmul_rn(total, step.total_factor), __fmul_rn(segment, step.segment_factor));
-  return step.mode == kFoldKeep ? total : folded;
+  const float folded = __fmaf_rn(total, step.total_factor, __fmul_rn(segment, step.segment_factor));
+  return step.keeps() ? total : folded;
 }
 
 // The factor that turns a folded value into the output: out_scale / (sum + exp(sink - max));
