@@ -54,11 +54,12 @@ struct DecodeGeometry {
   int tiles0, tiles1, tiles, segments;
   int entry_bytes;       // shared-memory stride of one raw entry
   int chunks_per_entry;  // 16-byte chunks copied per entry
-  int query_stride;      // bytes per head row of the bf16 query tile
-  int prob_stride;       // bf16 per head row of the probabilities
+  int query_stride;      // bytes per head row of the 16-bit query tile
+  int prob_stride;       // 16-bit values per head row of the probabilities
+  int pv_groups;         // scaled 64-dim groups of a warp's value dims (packed layout)
   // Byte offsets into dynamic shared memory.
-  int raw_offset, scale_offset, value_offset, query_offset, prob_offset, exchange_offset,
-      reduce_offset, fold_offset, valid_offset, smem_bytes;
+  int raw_offset, scale_offset, query_offset, query_factor_offset, prob_offset, rope_prob_offset,
+      value_factor_offset, total_offset, exchange_offset, reduce_offset, fold_offset, valid_offset, smem_bytes;
 };
 
 SMLA_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -69,26 +70,37 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   const bool packed = s.layout == kLayoutPacked;
   const bool bf16 = s.layout == kLayoutBf16;
   const int values_per_thread = s.heads_per_cta / 2;  // 2 rows x heads / 4 columns
+  const int pv_dims = kHeadDim / s.warps;
   g.threads = s.warps * 32;
   g.tiles0 = ceil_div(s.width0, s.tile_entries);
   g.tiles1 = s.num_sources > 1 ? ceil_div(s.width1, s.tile_entries) : 0;
   g.tiles = g.tiles0 + g.tiles1;
   g.segments = ceil_div(g.tiles, s.segment_tiles);
-  g.entry_bytes = bf16 ? 1024 : 576;  // 576 = 36 chunks: rows 16 words apart, conflict-free
+  // fp8 entries are 36 chunks (rows 16 words apart) with the chunk index swizzled by the entry
+  // (decode_kernel.cuh: stored_chunk), so ldmatrix rows and 16-byte reads meet no conflict.
+  g.entry_bytes = bf16 ? 1024 : 576;
   g.chunks_per_entry = (packed ? 576 : bf16 ? 1024 : 512) / 16;
   g.query_stride = kHeadDim * 2 + 16;  // a 16-byte pad keeps eight head rows in distinct banks
   g.prob_stride = s.tile_entries + 8;
+  g.pv_groups = packed ? (pv_dims > 64 ? pv_dims / 64 : 1) : 0;
+  const int prob_bytes = align_up(s.heads_per_cta * g.prob_stride * 2, 16);
   int offset = 0;
   g.raw_offset = offset;
   offset += s.stages * s.tile_entries * g.entry_bytes;
   g.scale_offset = offset;
   offset += packed ? s.stages * s.tile_entries * 8 : 0;
-  g.value_offset = offset;  // the dequantized bf16 tile the value product reads (fp8 layouts)
-  offset += bf16 ? 0 : s.tile_entries * kHeadDim * 2;
   g.query_offset = offset;
   offset += s.heads_per_cta * g.query_stride;
-  g.prob_offset = offset;
-  offset += align_up(s.heads_per_cta * g.prob_stride * 2, 16);
+  g.query_factor_offset = offset;  // per head: the score factor, and the query's amax
+  offset += bf16 ? 0 : 2 * s.heads_per_cta * 4;
+  g.prob_offset = offset;  // f16 for the fp8 layouts, bf16 for the bf16 layout
+  offset += prob_bytes;
+  g.rope_prob_offset = offset;  // packed: a bf16 copy for the bf16 rope dims
+  offset += packed ? prob_bytes : 0;
+  g.value_factor_offset = offset;  // packed: per warp and group, f16 2^(scale - reference)
+  offset += align_up(s.warps * g.pv_groups * s.tile_entries * 2, 16);
+  g.total_offset = offset;  // fp8 layouts, several segments: whole-row mode's folded output
+  offset += !bf16 && g.segments > 1 ? s.heads_per_cta * kHeadDim * 4 : 0;
   g.exchange_offset = offset;  // every warp's partial scores
   offset += s.warps * values_per_thread * 32 * 4;
   g.reduce_offset = offset;  // per head and slot: the tile's maxima, then a segment's sums

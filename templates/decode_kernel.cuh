@@ -52,6 +52,9 @@ constexpr int kOwned = kValues / kDimParts;  // of which it sums and exponentiat
 constexpr int kPvDims = kHeadDim / kWarps;   // output dims a warp accumulates
 constexpr int kPvMTiles = kPvDims / 16;
 constexpr int kPvKSteps = kTileEntries / 16;
+constexpr int kPvGroups = kPvDims > 64 ? kPvDims / 64 : 1;  // 64-dim groups of a warp's value dims
+constexpr int kGroupMTiles = kPvMTiles / kPvGroups;        // m tiles of one of them
+constexpr int kRopeDim0 = 448;  // the packed layout's bf16 rope dims start here
 constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
 // NOTE: 4 threads copy an entry (9 chunks each for the packed layout): fewer threads than the
 // CTA's share the per-entry address arithmetic, and the other warps skip gathering.
@@ -104,7 +107,17 @@ SMLA_DEVICE TileWalk make_walk(int length0, int length1, int begin, int end) {
   return walk;
 }
 
-SMLA_DEVICE int swizzled_chunk(int entry, int chunk) { return chunk ^ (entry & 7); }
+// Where chunk `chunk` of entry `entry` sits in its stage. The XOR swizzle puts one chunk of
+// eight consecutive entries (an ldmatrix) and a quarter warp's 16-byte reads in distinct banks.
+// fp8 entries are 36 chunks, so odd entries already start half a bank cycle later: two bits
+// suffice, and a chunk stays inside its aligned group of four.
+SMLA_DEVICE int stored_chunk(int entry, int chunk) {
+  return kBf16Kv ? chunk ^ (entry & 7) : chunk ^ ((entry >> 1) & 3);
+}
+
+// Dims whose values are bf16 (the bf16 layout, the packed rope): bf16 products. The others
+// are e4m3, multiplied as f16.
+SMLA_DEVICE bool bf16_dims(int d) { return kBf16Kv || (kPacked && d >= kRopeDim0); }
 
 // ---- per-thread offsets ------------------------------------------------------------------------
 
@@ -113,16 +126,14 @@ SMLA_DEVICE int swizzled_chunk(int entry, int chunk) { return chunk ^ (entry & 7
 struct Lanes {
   int warp, lane, g, c;      // g: fragment row group, c: fragment column pair
   int block, part;           // entry block (16 entries) and part of the dims of the scores
-  u32 raw;                   // dequant: entry g's first 16 raw bytes of this part's first group
-  u32 rope;                  // dequant: entry g's bf16 rope dims (packed layout)
-  u32 scale;                 // dequant: entry g's scale byte of this part's first group
-  u32 value;                 // dequant: entry g's first value chunk of this part's first group
-  u32 value_pair;            // dequant: and the chunk after it (swizzled apart)
+  u32 raw;                   // fp8 scores: entry g's chunk c of this part's first group
+  u32 rope[2];               // fp8 scores: entry g's rope chunks 2c, 2c + 1 (packed layout)
+  u32 scale;                 // fp8 scores: entry g's scale byte of this part's first group
   u32 score_a;               // bf16 scores: this lane's ldmatrix row of the stage, unswizzled
-  u32 score_swizzle;         // scores: 16 * (the lane's chunk ^ row) for k-step 0
+  u32 score_swizzle;         // bf16 scores: 16 * (the lane's chunk ^ row) for k-step 0
   u32 score_b;               // scores: this lane's ldmatrix row of the query tile (k-step 0)
   u32 pv_probs;              // values: this lane's ldmatrix row of P (k-step 0)
-  u32 pv_values[kPvMTiles];  // values: this lane's ldmatrix.trans row of V (k-step 0)
+  u32 pv_values[kPvMTiles];  // values: this lane's ldmatrix.trans row of V (stage 0, k-step 0)
 
   SMLA_DEVICE int score_entry(int r) const { return 16 * block + g + 8 * r; }
   // Owned value k: v = part + kDimParts * k of the thread's kValues, v = r * kCombos + combo.
@@ -130,6 +141,15 @@ struct Lanes {
   SMLA_DEVICE int owned_row(int k) const { return (part + kDimParts * k) / kCombos; }
   // The head of column combo (n tile combo / 2, head combo % 2 of the thread's pair).
   SMLA_DEVICE int head(int combo) const { return 8 * (combo >> 1) + 2 * c + (combo & 1); }
+  // The first of the dims of value group j (kPvGroups per warp).
+  SMLA_DEVICE int group_dim0(int j) const { return warp * kPvDims + 64 * j; }
+  // The output dim of accumulator row r (0: g, 1: g + 8) of m tile mt. A bf16 m tile holds 16
+  // consecutive dims; fp8 m tiles come in pairs over 32 dims, the even dims in the first.
+  SMLA_DEVICE int pv_dim(int mt, int r) const {
+    const int d = warp * kPvDims + 16 * mt;
+    if (bf16_dims(d)) return d + 8 * r + g;
+    return warp * kPvDims + 32 * (mt / 2) + 16 * r + 2 * g + (mt & 1);
+  }
 };
 
 SMLA_DEVICE Lanes make_lanes() {
@@ -140,14 +160,13 @@ SMLA_DEVICE Lanes make_lanes() {
   t.c = t.lane & 3;
   t.block = t.warp % kEntryBlocks;
   t.part = t.warp / kEntryBlocks;
-  const int entry = 16 * t.block + t.g;
+  const int entry = 16 * t.block + t.g;  // entry + 8 has the same swizzle
   const int group = t.part * kGroupsPerWarp;
-  t.raw = kGeo.raw_offset + entry * kGeo.entry_bytes + 64 * group + 16 * t.c;
-  t.rope = kGeo.raw_offset + entry * kGeo.entry_bytes + 448 + 32 * t.c;
+  const u32 entry_base = kGeo.raw_offset + entry * kGeo.entry_bytes;
+  t.raw = entry_base + 16 * stored_chunk(entry, 4 * group + t.c);
+  t.rope[0] = entry_base + 16 * stored_chunk(entry, 28 + 2 * t.c);
+  t.rope[1] = entry_base + 16 * stored_chunk(entry, 29 + 2 * t.c);
   t.scale = kGeo.scale_offset + entry * 8 + group;
-  // Value chunk k of entry e sits at chunk k ^ (e & 7); e & 7 = g for both rows.
-  t.value = kGeo.value_offset + entry * 1024 + 128 * group + 16 * ((2 * t.c) ^ t.g);
-  t.value_pair = kGeo.value_offset + entry * 1024 + 128 * group + 16 * ((2 * t.c + 1) ^ t.g);
   const int m = t.lane >> 3, row = t.lane & 7;
   // A = the block's 16 entries x 16 dims: matrices (rows 0-7 | 8-15) x (dims 0-7 | 8-15).
   t.score_a = kGeo.raw_offset + (16 * t.block + row + 8 * (m & 1)) * 1024 + 128 * group;
@@ -157,12 +176,24 @@ SMLA_DEVICE Lanes make_lanes() {
       kGeo.query_offset + (8 * (m >> 1) + row) * kGeo.query_stride + 2 * 64 * group + 16 * (m & 1);
   t.pv_probs =
       kGeo.prob_offset + 2 * ((8 * (m >> 1) + row) % kHeadsPerCta * kGeo.prob_stride + 8 * (m & 1));
+  // V^T fragments: matrices (entries 0-7 | 8-15) x (two chunks), chunk in the low bit of m.
+  // bf16: a chunk is 8 dims, an m tile's two chunks are its 16 dims. fp8: a chunk is 16 dims,
+  // a pair of m tiles takes 32 (even dims to the first, odd to the second: accumulate_values).
   const int pv_entry = 8 * (m >> 1) + row;
 #pragma unroll
   for (int mt = 0; mt < kPvMTiles; ++mt) {
-    const int chunk = (t.warp * kPvDims + 16 * mt) / 8 + (m & 1);
+    const int d = t.warp * kPvDims + 16 * mt;
+    int chunk;
+    if (kBf16Kv) {
+      chunk = d / 8;
+    } else if (bf16_dims(d)) {
+      chunk = 28 + (d - kRopeDim0) / 8;
+    } else {
+      chunk = (t.warp * kPvDims + 32 * (mt / 2)) / 16;
+    }
+    chunk += m & 1;
     t.pv_values[mt] =
-        (kBf16Kv ? kGeo.raw_offset : kGeo.value_offset) + pv_entry * 1024 + 16 * (chunk ^ row);
+        kGeo.raw_offset + pv_entry * kGeo.entry_bytes + 16 * stored_chunk(pv_entry, chunk);
   }
   return t;
 }
@@ -211,8 +242,7 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
   for (int j = 0; j < kCopiesPerThread; ++j) {
     const int chunk = first_chunk + kThreadsPerEntry * j;
     if (chunk < kGeo.chunks_per_entry) {
-      const int stored_chunk = kBf16Kv ? swizzled_chunk(entry, chunk) : chunk;
-      cp_async_16(to + stored_chunk * 16, from + kThreadsPerEntry * 16 * j, bytes);
+      cp_async_16(to + stored_chunk(entry, chunk) * 16, from + kThreadsPerEntry * 16 * j, bytes);
     }
   }
   if (first_chunk == 0) {
@@ -237,8 +267,8 @@ SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int til
 
 // ---- the query tile -------------------------------------------------------------------------
 
-// NOTE: for the fp8 layouts a thread's converted words are its A fragments (dequantize_and_score),
-// whose k-step j of a 64-dim group holds dims 16c + 4j + {0, 1} (k = 2c, 2c + 1) and
+// NOTE: for the fp8 layouts a thread's converted words are its A fragments (fp8_scores), whose
+// k-step j of a 64-dim group holds dims 16c + 4j + {0, 1} (k = 2c, 2c + 1) and
 // 16c + 4j + {2, 3} (k = 2c + 8, 2c + 9) for column pair c. The query tile stores each group in
 // that k order, so its ldmatrix B fragments match; the bf16 layout keeps the natural order.
 SMLA_DEVICE int query_position(int d) {
@@ -247,52 +277,90 @@ SMLA_DEVICE int query_position(int d) {
   return (d & ~63) + 16 * j + 8 * high + 2 * c + (d & 1);
 }
 
+// bf16 q meets the fp8 layouts' f16 products scaled by 2^e per head, e putting the head's |q|
+// maximum in [2^14, 2^15): f16 then holds every value with its bf16 precision, far from
+// overflow. The scores' factor undoes it.
+constexpr bool kScaledQuery = !kBf16Kv && !kQFp8;
+
+SMLA_DEVICE int query_exponent(u32 amax_bits) {
+  const int biased = (int)(amax_bits >> 23);  // 0 for a zero (or subnormal) head: left as is
+  return biased == 0 ? 0 : min(141 - biased, 126);
+}
+
+SMLA_DEVICE uint4 load_query_chunk(const DecodeParams& p, int row, int head, int d) {
+  if (head >= kNumHeads) return make_uint4(0u, 0u, 0u, 0u);
+  const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
+  return kQFp8 ? *(const uint4*)((const u8*)p.q + offset)
+               : *(const uint4*)((const u16*)p.q + offset);
+}
+
+// The query tile in the products' types: f16 where it meets e4m3 values, bf16 where it meets
+// bf16 ones. Also the per-head factor of the scores (fp8 layouts; query_factor_offset).
 // Heads past kNumHeads are zero: their scores are computed and never stored.
 SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int row,
                                  int head_group) {
   constexpr int kDimsPerLoad = kQFp8 ? 16 : 8;  // one 16-byte load
   constexpr int kLoadsPerHead = kHeadDim / kDimsPerLoad;
-  for (int i = threadIdx.x; i < kHeadsPerCta * kLoadsPerHead; i += kThreads) {
+  constexpr int kLoads = kHeadsPerCta * kLoadsPerHead;
+  static_assert(!kScaledQuery || (kLoads % kThreads == 0 && kLoadsPerHead % 32 == 0),
+                "the amax pass: every warp takes part in every iteration, for one head");
+  float* factors = (float*)(smem + kGeo.query_factor_offset);  // [head]
+  u32* amax = (u32*)(factors + kHeadsPerCta);                  // [head]: float bits of max |q|
+  if (kScaledQuery) {
+    if (threadIdx.x < kHeadsPerCta) amax[threadIdx.x] = 0u;
+    __syncthreads();
+    for (int i = threadIdx.x; i < kLoads; i += kThreads) {
+      const int h = i / kLoadsPerHead;
+      const uint4 x = load_query_chunk(p, row, head_group * kHeadsPerCta + h,
+                                       (i % kLoadsPerHead) * kDimsPerLoad);
+      const u32 words[4] = {x.x, x.y, x.z, x.w};
+      u32 m = 0u;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) m = max(m, max(words[k] << 17 >> 1, (words[k] & 0x7fff0000u)));
+      m = warp_max(m);  // one head per warp and iteration
+      if ((threadIdx.x & 31) == 0) atomicMax(amax + h, m);
+    }
+    __syncthreads();
+  }
+  for (int i = threadIdx.x; i < kLoads; i += kThreads) {
     const int h = i / kLoadsPerHead;
     const int d = (i % kLoadsPerHead) * kDimsPerLoad;
-    const int head = head_group * kHeadsPerCta + h;
-    uint4 x = make_uint4(0u, 0u, 0u, 0u);
-    if (head < kNumHeads) {
-      const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
-      x = kQFp8 ? *(const uint4*)((const u8*)p.q + offset)
-                : *(const uint4*)((const u16*)p.q + offset);
-    }
+    const uint4 x = load_query_chunk(p, row, head_group * kHeadsPerCta + h, d);
+    const u32 in[4] = {x.x, x.y, x.z, x.w};
     u32 words[kDimsPerLoad / 2];  // word k: dims d + 2k, d + 2k + 1
     if (kQFp8) {
-      // The scale is folded into score_scale_log2; 2^(127 - 7) undoes the conversion's 2^-120.
-      const u32 unit = bf16x2_pow2_multiplier(127);
-      dequant_e4m3x4(x.x, unit, words[0], words[1]);
-      dequant_e4m3x4(x.y, unit, words[2], words[3]);
-      dequant_e4m3x4(x.z, unit, words[4], words[5]);
-      dequant_e4m3x4(x.w, unit, words[6], words[7]);
+      // The scale is in score_scale_log2; both conversions are exact.
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        if (bf16_dims(d)) {
+          e4m3x4_to_bf16x2(in[k], words[2 * k], words[2 * k + 1]);
+        } else {
+          e4m3x4_to_f16x2(in[k], words[2 * k], words[2 * k + 1]);
+        }
+      }
+    } else if (kScaledQuery) {
+      const float multiplier = pow2(query_exponent(amax[h]));
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const float low = bf16_low(in[k]) * multiplier, high = bf16_high(in[k]) * multiplier;
+        words[k] = bf16_dims(d) ? pack_bf16x2(low, high) : pack_f16x2(low, high);
+      }
     } else {
-      words[0] = x.x, words[1] = x.y, words[2] = x.z, words[3] = x.w;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) words[k] = in[k];
     }
     unsigned char* to = smem + kGeo.query_offset + h * kGeo.query_stride;
 #pragma unroll
     for (int k = 0; k < kDimsPerLoad / 2; ++k)
       *(u32*)(to + 2 * query_position(d + 2 * k)) = words[k];
   }
-}
-
-// ---- dequantization and scores ----------------------------------------------------------------
-
-// 8 fp8 dims (two words) times 2^(exponent - 127), as 4 bf16x2 words (word k: dims 2k, 2k+1).
-SMLA_DEVICE void dequant8(u32 x0, u32 x1, u32 exponent, bool slow, uint4& out) {
-  if (!slow) {
-    const u32 multiplier = bf16x2_pow2_multiplier(exponent);
-    dequant_e4m3x4(x0, multiplier, out.x, out.y);
-    dequant_e4m3x4(x1, multiplier, out.z, out.w);
-  } else {
-    dequant_e4m3x4_slow(x0, exponent, out.x, out.y);
-    dequant_e4m3x4_slow(x1, exponent, out.z, out.w);
+  if (!kBf16Kv && threadIdx.x < kHeadsPerCta) {
+    const int e = kScaledQuery ? query_exponent(amax[threadIdx.x]) : 0;
+    factors[threadIdx.x] = p.score_scale_log2 * pow2(-e);
   }
 }
+
+// ---- scores ---------------------------------------------------------------------------------
 
 // Score accumulators: with one n tile, even and odd k-steps accumulate apart, so that two
 // independent MMA chains hide the MMA latency (more chains spill at 16 heads).
@@ -310,7 +378,8 @@ SMLA_DEVICE void clear_scores(ScoreChains& acc) {
       for (int e = 0; e < 4; ++e) acc.s[c][nt][e] = 0.0f;
 }
 
-// S^T += A (16 entries x 16 k) B (k-step kk of the query tile, all heads).
+// S^T += A (16 entries x 16 k) B (k-step kk of the query tile, all heads), in f16 or bf16.
+template <bool kF16>
 SMLA_DEVICE void score_step(u32 smem_base, const Lanes& t, int kk, const u32 (&a)[4],
                             ScoreChains& acc) {
   u32 b[kNTiles][2];
@@ -324,8 +393,13 @@ SMLA_DEVICE void score_step(u32 smem_base, const Lanes& t, int kk, const u32 (&a
     }
   }
 #pragma unroll
-  for (int nt = 0; nt < kNTiles; ++nt)
-    mma_bf16(acc.s[kk % kScoreChains][nt], a, b[nt][0], b[nt][1]);
+  for (int nt = 0; nt < kNTiles; ++nt) {
+    if (kF16) {
+      mma_f16(acc.s[kk % kScoreChains][nt], a, b[nt][0], b[nt][1]);
+    } else {
+      mma_bf16(acc.s[kk % kScoreChains][nt], a, b[nt][0], b[nt][1]);
+    }
+  }
 }
 
 SMLA_DEVICE void sum_chains(const ScoreChains& acc, float (&s)[kNTiles][4]) {
@@ -338,62 +412,76 @@ SMLA_DEVICE void sum_chains(const ScoreChains& acc, float (&s)[kNTiles][4]) {
 }
 
 // Partial scores S^T (rows g and g + 8 of the warp's entry block, all heads) over this warp's
-// part of the dims, for the fp8 layouts. Each thread converts 16 dims of entries g and g + 8 per
-// 64-dim group (the only reads of the raw stage), writes them to the value tile for the value
-// product, and uses the same words as its A fragments (query_position gives the k order).
-// NOTE: one vote over the scale bytes comes first (each conversion reads its byte again, which
-// costs fewer registers than keeping it), then the groups convert one at a time.
-SMLA_DEVICE void dequantize_and_score(unsigned char* smem, const Lanes& t, int stage,
-                                      float (&s)[kNTiles][4]) {
-  const unsigned char* raw = smem + t.raw + stage * kTileEntries * kGeo.entry_bytes;
-  const unsigned char* rope = smem + t.rope + stage * kTileEntries * kGeo.entry_bytes;
-  const unsigned char* scales = smem + t.scale + stage * kTileEntries * 8;
-  // The packed layout's bf16 rope dims are the last group of the last part.
-  const bool rope_part = kPacked && t.part == kDimParts - 1;
-  bool slow = false;
-  if (kPacked) {
-#pragma unroll
-    for (int gi = 0; gi < kGroupsPerWarp; ++gi)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const bool is_rope = rope_part && gi == kGroupsPerWarp - 1;
-        slow = slow || (!is_rope && scales[64 * r + gi] > kMaxFastScaleExponent);
-      }
-    // The fast multiplier covers every scale a real cache has; the vote keeps the rare fp32
-    // path from costing a divergent branch.
-    slow = __any_sync(0xffffffffu, slow);
-  }
-
+// part of the dims, for the fp8 layouts. Each thread converts 16 e4m3 dims of entries g and
+// g + 8 per 64-dim group to f16 (exactly, one instruction per pair) and uses them as its A
+// fragments (query_position gives the k order); the packed rope group is bf16 as stored.
+// The packed layout's scales multiply each group's partial sums (fp32, any scale byte).
+SMLA_DEVICE void fp8_scores(unsigned char* smem, const Lanes& t, int stage,
+                            float (&s)[kNTiles][4]) {
+  const u32 stage_bytes = stage * kTileEntries * kGeo.entry_bytes;
+  const u8* scales = smem + t.scale + stage * kTileEntries * 8;
   const u32 base = smem_u32(smem);
-  ScoreChains acc;
+  ScoreChains acc;  // the uniform layout's scores, or one packed group's partial sums
   clear_scores(acc);
+  float scaled[kNTiles][4];  // packed: the sum of the groups' scaled partial sums
+#pragma unroll
+  for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) scaled[nt][e] = 0.0f;
 #pragma unroll
   for (int gi = 0; gi < kGroupsPerWarp; ++gi) {
-    uint4 words[2][2];  // [row][low, high]: words 0-3 and 4-7 (word i: dims 16c + 2i, +1)
+    const int kk0 = 4 * gi;  // k-steps from the part's first group
+    const bool rope = kPacked && t.part * kGroupsPerWarp + gi == kRopeDim0 / 64;
+    if (kPacked) clear_scores(acc);
+    if (rope) {
+      uint4 w[2][2];  // [row][chunk]: bf16 dims 16c + 8 * chunk + 2i, +1 in word i
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      if (rope_part && gi == kGroupsPerWarp - 1) {
-        words[r][0] = *(const uint4*)(rope + 8 * kGeo.entry_bytes * r);
-        words[r][1] = *(const uint4*)(rope + 8 * kGeo.entry_bytes * r + 16);
-      } else {
-        const uint4 x = *(const uint4*)(raw + 64 * gi + 8 * kGeo.entry_bytes * r);
-        const u32 exponent = kPacked ? scales[64 * r + gi] : 127u;
-        dequant8(x.x, x.y, exponent, slow, words[r][0]);
-        dequant8(x.z, x.w, exponent, slow, words[r][1]);
+      for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          w[r][h] = *(const uint4*)(smem + t.rope[h] + stage_bytes + 8 * kGeo.entry_bytes * r);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // chunk h feeds k-steps 2h and 2h + 1
+        const u32 a0[4] = {w[0][h].x, w[1][h].x, w[0][h].y, w[1][h].y};
+        const u32 a1[4] = {w[0][h].z, w[1][h].z, w[0][h].w, w[1][h].w};
+        score_step<false>(base, t, kk0 + 2 * h, a0, acc);
+        score_step<false>(base, t, kk0 + 2 * h + 1, a1, acc);
       }
-      *(uint4*)(smem + t.value + 128 * gi + 8 * 1024 * r) = words[r][0];
-      *(uint4*)(smem + t.value_pair + 128 * gi + 8 * 1024 * r) = words[r][1];
-    }
+    } else {
+      uint4 x[2];  // rows g, g + 8: word j holds dims 16c + 4j .. 16c + 4j + 3
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {  // words 4h to 4h + 3 feed k-steps 2h and 2h + 1
-      const uint4 w0 = words[0][h], w1 = words[1][h];
-      const u32 a0[4] = {w0.x, w1.x, w0.y, w1.y};
-      const u32 a1[4] = {w0.z, w1.z, w0.w, w1.w};
-      score_step(base, t, 4 * gi + 2 * h, a0, acc);  // k-steps from the part's first group
-      score_step(base, t, 4 * gi + 2 * h + 1, a1, acc);
+      for (int r = 0; r < 2; ++r)
+        x[r] = *(const uint4*)(smem + t.raw + stage_bytes + 64 * gi + 8 * kGeo.entry_bytes * r);
+      const u32 words[2][4] = {{x[0].x, x[0].y, x[0].z, x[0].w},
+                               {x[1].x, x[1].y, x[1].z, x[1].w}};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        u32 a[4];  // k-step j: (row g | g + 8) x (dims 4j, 4j + 1 | 4j + 2, 4j + 3)
+        e4m3x4_to_f16x2(words[0][j], a[0], a[2]);
+        e4m3x4_to_f16x2(words[1][j], a[1], a[3]);
+        score_step<true>(base, t, kk0 + j, a, acc);
+      }
+    }
+    if (kPacked) {
+      float sums[kNTiles][4];
+      sum_chains(acc, sums);
+      const float scale[2] = {rope ? 1.0f : ue8m0_value(scales[gi]),
+                              rope ? 1.0f : ue8m0_value(scales[64 + gi])};
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          scaled[nt][e] = fmaf(sums[nt][e], scale[e >> 1], scaled[nt][e]);
     }
   }
-  sum_chains(acc, s);
+  if (kPacked) {
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[nt][e] = scaled[nt][e];
+  } else {
+    sum_chains(acc, s);
+  }
 }
 
 // The same for the bf16 layout, whose gathered stage is the value tile: A from ldmatrix.
@@ -410,9 +498,15 @@ SMLA_DEVICE void bf16_scores(unsigned char* smem, const Lanes& t, int stage,
     u32 a[4];
     ldmatrix_x4(values + 128 * (kk / 4) + ((32 * (kk % 4)) ^ t.score_swizzle), a[0], a[1], a[2],
                 a[3]);
-    score_step(base, t, kk, a, acc);
+    score_step<false>(base, t, kk, a, acc);
   }
   sum_chains(acc, s);
+}
+
+// The factor from a score sum to log2 units: score_scale_log2, times 2^-e for a scaled query.
+SMLA_DEVICE float score_factor(const DecodeParams& p, const unsigned char* smem, int head) {
+  if (kBf16Kv) return p.score_scale_log2;
+  return ((const float*)(smem + kGeo.query_factor_offset))[head];
 }
 
 // Sums every part's partial scores of the values this thread owns, in part order, scaled to
@@ -437,7 +531,7 @@ SMLA_DEVICE void owned_scores(const DecodeParams& p, unsigned char* smem, const 
     }
     const bool valid =
         smem[kGeo.valid_offset + stage * kTileEntries + t.score_entry(t.owned_row(k))] != 0;
-    x[k] = valid ? sum * p.score_scale_log2 : neg_inf();
+    x[k] = valid ? sum * score_factor(p, smem, t.head(t.owned_combo(k))) : neg_inf();
   }
 }
 
@@ -495,36 +589,168 @@ SMLA_DEVICE float pick(const float (&a)[N], int i) {
 // ---- the tile loop ----------------------------------------------------------------------------
 
 constexpr bool kFolds = kGeo.segments > 1;
+// NOTE: the fp8 layouts keep whole-row mode's folded total in shared memory (kGeo.total_offset):
+// it is touched once per segment, and its registers are what the fp8 conversions need.
+constexpr bool kTotalInSmem = kGeo.total_offset != kGeo.exchange_offset;
+constexpr bool kTotalInRegisters = kFolds && !kTotalInSmem;
 
-// O^T of this warp's dims: element e of [mt][nt] is dim 16mt + g (+8 for e >= 2), head
-// 8nt + 2c + (e & 1), i.e. combo 2nt + (e & 1).
+// O^T of this warp's dims: element e of [mt][nt] is output row e / 2 of m tile mt (Lanes::pv_dim),
+// head 8nt + 2c + (e & 1), i.e. combo 2nt + (e & 1).
 struct Accumulators {
   float o[kPvMTiles][kNTiles][4];
-  float total[kFolds ? kPvMTiles : 1][kFolds ? kNTiles : 1][4];  // whole-row mode's folded total
+  // Whole-row mode's folded total, when in registers.
+  float total[kTotalInRegisters ? kPvMTiles : 1][kTotalInRegisters ? kNTiles : 1][4];
 };
 
+// Element (mt, nt, e) of the folded total: a register, or this thread's own shared-memory slot
+// (no other thread touches it, so no barrier orders it).
+SMLA_DEVICE float& total_at(unsigned char* smem, Accumulators& acc, int mt, int nt, int e) {
+  if (kTotalInSmem) {
+    float* totals = (float*)(smem + kGeo.total_offset);
+    return totals[((mt * kNTiles + nt) * 4 + e) * kThreads + threadIdx.x];
+  }
+  return acc.total[kTotalInRegisters ? mt : 0][kTotalInRegisters ? nt : 0][e];
+}
+
+// Probability v of (head, entry) for the value product: f16 for the fp8 layouts (P <= 2^15:
+// kLazyMargin), bf16 for the bf16 layout; the packed layout's bf16 rope dims take a bf16 copy.
+SMLA_DEVICE void store_probability(unsigned char* smem, int head, int entry, float v) {
+  const int at = 2 * (head * kGeo.prob_stride + entry);
+  *(u16*)(smem + kGeo.prob_offset + at) =
+      (u16)(kBf16Kv ? pack_bf16x2(v, 0.0f) : pack_f16x2(v, 0.0f));
+  if (kPacked) *(u16*)(smem + kGeo.rope_prob_offset + at) = (u16)pack_bf16x2(v, 0.0f);
+}
+
+// NOTE (packed layout): the value product multiplies the raw e4m3 values (exact in f16), and
+// each entry's scale moves into its probabilities: P' = P * 2^(s - ref) for the scale byte s of
+// the warp's group, where ref is the segment's running maximum of those bytes, so P' <= P fits
+// f16. The group's accumulators are in units of 2^(ref - 127) until the segment ends
+// (finish_value_scales); a tile that raises ref rescales them by an exact power of 2.
+// NOTE: f16 keeps P' to 2^-24: an entry whose group scale is 2^k below the segment's largest
+// loses precision where P * 2^-k < 2^-14, which matters only for spreads of well over 2^10
+// within one segment (random tokens here spread over 2^5).
+struct ValueScales {
+  int ref[kPvGroups];
+};
+
+// Sets this warp's factor table 2^(s - ref) (f16, per group and entry) for the tile in `stage`,
+// raising ref (the first tile of a segment sets it).
+SMLA_DEVICE void prepare_value_scales(unsigned char* smem, const Lanes& t, int stage, bool fresh,
+                                      ValueScales& vs, Accumulators& acc) {
+  const u8* scales = smem + kGeo.scale_offset + stage * kTileEntries * 8;
+  u16* factors = (u16*)(smem + kGeo.value_factor_offset) + t.warp * kPvGroups * kTileEntries;
+#pragma unroll
+  for (int j = 0; j < kPvGroups; ++j) {
+    const int d0 = t.group_dim0(j);
+    if (bf16_dims(d0)) continue;
+    u32 bytes[kTileEntries / 32];
+    u32 top = 0u;
+#pragma unroll
+    for (int i = 0; i < kTileEntries / 32; ++i) {
+      bytes[i] = scales[(t.lane + 32 * i) * 8 + d0 / 64];
+      top = max(top, bytes[i]);
+    }
+    top = warp_max(top);
+    if (fresh) {
+      vs.ref[j] = (int)top;
+    } else if ((int)top > vs.ref[j]) {
+      const float rescale = pow2(max(vs.ref[j] - (int)top, -126));
+#pragma unroll
+      for (int mt = j * kGroupMTiles; mt < (j + 1) * kGroupMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= rescale;
+      vs.ref[j] = (int)top;
+    }
+#pragma unroll
+    for (int i = 0; i < kTileEntries / 32; ++i) {
+      const float factor = pow2(max((int)bytes[i] - vs.ref[j], -126));
+      factors[j * kTileEntries + t.lane + 32 * i] = (u16)pack_f16x2(factor, 0.0f);
+    }
+  }
+  __syncwarp();
+}
+
+// At a segment's end: the fp8 groups' accumulators to plain units, times 2^(ref - 127).
+SMLA_DEVICE void finish_value_scales(const Lanes& t, const ValueScales& vs, Accumulators& acc) {
+#pragma unroll
+  for (int j = 0; j < kPvGroups; ++j) {
+    if (bf16_dims(t.group_dim0(j))) continue;
+    const float unit = ue8m0_value((u32)vs.ref[j]);
+#pragma unroll
+    for (int mt = j * kGroupMTiles; mt < (j + 1) * kGroupMTiles; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= unit;
+  }
+}
+
+// B fragments of P (16 entries of k-step ks x all heads) from a probability tile.
+SMLA_DEVICE void load_probabilities(u32 address, u32 (&b)[kNTiles][2]) {
+#pragma unroll
+  for (int np = 0; np < kNTiles; np += 2) {
+    const u32 at = address + 2 * np * 8 * kGeo.prob_stride;
+    if (kNTiles == 1) {
+      ldmatrix_x2(at, b[np][0], b[np][1]);
+    } else {
+      ldmatrix_x4(at, b[np][0], b[np][1], b[np + 1][0], b[np + 1][1]);
+    }
+  }
+}
+
+// O^T += V^T P^T over the tile for this warp's dims. bf16 dims: ldmatrix.trans fragments of
+// the stage. e4m3 dims: one ldmatrix.trans of the raw bytes gives each thread, per register,
+// dims 2g and 2g + 1 of entries 2c and 2c + 1; a byte permute splits them into the pairs the
+// A fragments of two m tiles want (even dims, odd dims), converted to f16 in one instruction
+// each. The packed layout's probabilities are multiplied by the scale factors first.
 SMLA_DEVICE void accumulate_values(unsigned char* smem, const Lanes& t, int stage,
                                    Accumulators& acc) {
   const u32 base = smem_u32(smem);
-  const u32 values = base + (kBf16Kv ? stage * kTileEntries * 1024 : 0);
+  const u32 values = base + stage * kTileEntries * kGeo.entry_bytes;
+  const u32* factors =
+      (const u32*)(smem + kGeo.value_factor_offset) + t.warp * kPvGroups * kTileEntries / 2;
+  const u32 probs = base + t.pv_probs;
+  const u32 bf16_probs = probs + (kPacked ? kGeo.rope_prob_offset - kGeo.prob_offset : 0);
 #pragma unroll
   for (int ks = 0; ks < kPvKSteps; ++ks) {
-    u32 b[kNTiles][2];
 #pragma unroll
-    for (int np = 0; np < kNTiles; np += 2) {
-      const u32 address = base + t.pv_probs + 2 * (np * 8 * kGeo.prob_stride + 16 * ks);
-      if (kNTiles == 1) {
-        ldmatrix_x2(address, b[np][0], b[np][1]);
-      } else {
-        ldmatrix_x4(address, b[np][0], b[np][1], b[np + 1][0], b[np + 1][1]);
+    for (int j = 0; j < kPvGroups; ++j) {
+      const int mt0 = j * kGroupMTiles;
+      u32 b[kNTiles][2];
+      if (bf16_dims(t.group_dim0(j))) {
+        load_probabilities(bf16_probs + 32 * ks, b);
+#pragma unroll
+        for (int mt = mt0; mt < mt0 + kGroupMTiles; ++mt) {
+          u32 a[4];
+          ldmatrix_x4_trans(values + t.pv_values[mt] + 16 * kGeo.entry_bytes * ks, a[0], a[1], a[2],
+                            a[3]);
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt) mma_bf16(acc.o[mt][nt], a, b[nt][0], b[nt][1]);
+        }
+        continue;
       }
-    }
+      load_probabilities(probs + 32 * ks, b);
+      const u32 low = kPacked ? factors[j * kTileEntries / 2 + 8 * ks + t.c] : 0u;
+      const u32 high = kPacked ? factors[j * kTileEntries / 2 + 8 * ks + t.c + 4] : 0u;
 #pragma unroll
-    for (int mt = 0; mt < kPvMTiles; ++mt) {
-      u32 a[4];
-      ldmatrix_x4_trans(values + t.pv_values[mt] + 16 * 1024 * ks, a[0], a[1], a[2], a[3]);
+      for (int nt = 0; nt < kNTiles; ++nt) {
+        if (kPacked) b[nt][0] = mul_f16x2(b[nt][0], low), b[nt][1] = mul_f16x2(b[nt][1], high);
+      }
 #pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt) mma_bf16(acc.o[mt][nt], a, b[nt][0], b[nt][1]);
+      for (int mt = mt0; mt < mt0 + kGroupMTiles; mt += 2) {
+        u32 r[4], even[4], odd[4];
+        ldmatrix_x4_trans(values + t.pv_values[mt] + 16 * kGeo.entry_bytes * ks, r[0], r[1], r[2],
+                          r[3]);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) e4m3x4_to_f16x2(byte_perm(r[i], 0u, 0x3120u), even[i], odd[i]);
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt) {
+          mma_f16(acc.o[mt][nt], even, b[nt][0], b[nt][1]);
+          mma_f16(acc.o[mt + 1][nt], odd, b[nt][0], b[nt][1]);
+        }
+      }
     }
   }
 }
@@ -535,18 +761,17 @@ SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
 }
 
 // NOTE: within a segment the probabilities are exp2(score - m) for a running reference m that
-// is raised only when a score exceeds it by more than kLazyMargin (log2 units), so P <= 2^16
-// (bf16 and the fp32 sums hold it with room to spare) and most tiles need neither the per-head
-// maxima nor a rescale: one barrier and ~100 instructions per warp less. The first tile of a
-// segment always sets m to its exact maximum.
-constexpr float kLazyMargin = 16.0f;
+// is raised only when a score exceeds it by more than kLazyMargin (log2 units), so P <= 2^15
+// (f16, bf16 and the fp32 sums hold it) and most tiles need neither the per-head maxima nor a
+// rescale: one barrier and ~100 instructions per warp less. The first tile of a segment always
+// sets m to its exact maximum.
+constexpr float kLazyMargin = 15.0f;
 
 SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0, int length1,
                          int row, int head_group, int begin, int end, i64 item) {
   const Lanes t = make_lanes();
   float* maxima = (float*)(smem + kGeo.reduce_offset);
   float* sums = maxima + kHeadsPerCta * kOwn.slots_per_head;
-  u16* probs = (u16*)(smem + kGeo.prob_offset);
 
   Accumulators acc;
 #pragma unroll
@@ -556,7 +781,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         acc.o[mt][nt][e] = 0.0f;
-        if (kFolds) acc.total[kFolds ? mt : 0][kFolds ? nt : 0][e] = 0.0f;
+        if (kFolds) total_at(smem, acc, mt, nt, e) = 0.0f;
       }
   // Softmax state per combo of the output fragments: the segment's reference m (log2 units).
   float seg_max[kCombos];
@@ -609,6 +834,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
   int tile = walk.first;
   int stage = 0, fetch_stage = kStages - 1;
   bool segment_fresh = true;  // no tile of the current segment is done: acc.o is zero
+  ValueScales value_scales;   // packed: set by the first tile of each segment
   for (int i = 0; i < walk.count; ++i) {
     cp_async_wait<kStages - 2>();
     // Position i has landed for every thread, and every warp is done with position i - 1.
@@ -626,7 +852,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     if (kBf16Kv) {
       bf16_scores(smem, t, stage, s);
     } else {
-      dequantize_and_score(smem, t, stage, s);
+      fp8_scores(smem, t, stage, s);
     }
     float x[kOwned];
     owned_scores(p, smem, t, stage, s, x);
@@ -643,10 +869,9 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       const float m = pick(seg_max, combo);
       raise = raise || x[k] > m + kLazyMargin;
       prob[k] = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - m);
-      probs[t.head(combo) * kGeo.prob_stride + t.score_entry(t.owned_row(k))] =
-          (u16)pack_bf16x2(prob[k], 0.0f);
+      store_probability(smem, t.head(combo), t.score_entry(t.owned_row(k)), prob[k]);
     }
-    // The probabilities (if no reference moves) and the value tile are complete.
+    // The probabilities are complete (if no reference moves).
     if (!syncthreads_any(raise)) {
 #pragma unroll
       for (int k = 0; k < kOwned; ++k) owned_sum[k] = __fadd_rn(owned_sum[k], prob[k]);
@@ -664,8 +889,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       for (int k = 0; k < kOwned; ++k) {
         const int combo = t.owned_combo(k);
         const float exact = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - pick(seg_max, combo));
-        probs[t.head(combo) * kGeo.prob_stride + t.score_entry(t.owned_row(k))] =
-            (u16)pack_bf16x2(exact, 0.0f);
+        store_probability(smem, t.head(combo), t.score_entry(t.owned_row(k)), exact);
         owned_sum[k] = __fadd_rn(__fmul_rn(owned_sum[k], pick(rescale, combo)), exact);
       }
       if (!segment_fresh) {
@@ -678,6 +902,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       }
       __syncthreads();
     }
+    if (kPacked) prepare_value_scales(smem, t, stage, segment_fresh, value_scales, acc);
     accumulate_values(smem, t, stage, acc);
 
     const int next_tile = walk.next(tile);
@@ -687,6 +912,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     stage = stage + 1 == kStages ? 0 : stage + 1;
     segment_fresh = segment_ends;
     if (segment_ends) {
+      if (kPacked) finish_value_scales(t, value_scales, acc);
       write_slots<false>(t, sums, owned_sum);
       __syncthreads();
       float seg_sum[kCombos];
@@ -710,7 +936,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
           for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-              float& total = acc.total[kFolds ? mt : 0][kFolds ? nt : 0][e];
+              float& total = total_at(smem, acc, mt, nt, e);
               total = fold_value(total, acc.o[mt][nt][e], step[2 * nt + (e & 1)]);
               acc.o[mt][nt][e] = 0.0f;
             }
@@ -741,7 +967,6 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     }
   }
 
-  const int dim0 = t.warp * kPvDims + t.g;
   if (p.split) {
     if (t.warp == 0 && t.g == 0) {
 #pragma unroll
@@ -761,7 +986,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          out[t.head(2 * nt + (e & 1)) * kHeadDim + dim0 + 16 * mt + 8 * (e >> 1)] =
+          out[t.head(2 * nt + (e & 1)) * kHeadDim + t.pv_dim(mt, e >> 1)] =
               acc.o[mt][nt][e];
     return;
   }
@@ -773,14 +998,14 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     if (kWantLse && t.warp == 0 && t.g == 0) {
       p.lse[(i64)row * kNumHeads + head] = row_lse(total_max[k], total_sum[k]);
     }
-    u16* out = (u16*)p.out + (i64)row * p.out_row_stride + (i64)head * p.out_head_stride + dim0;
+    u16* out = (u16*)p.out + (i64)row * p.out_row_stride + (i64)head * p.out_head_stride;
     const int nt = k >> 1;
 #pragma unroll
     for (int mt = 0; mt < kPvMTiles; ++mt)
 #pragma unroll
       for (int e = k & 1; e < 4; e += 2) {
-        const float v = kFolds ? acc.total[kFolds ? mt : 0][kFolds ? nt : 0][e] : acc.o[mt][nt][e];
-        out[16 * mt + 8 * (e >> 1)] = (u16)pack_bf16x2(__fmul_rn(v, factor), 0.0f);
+        const float v = kFolds ? total_at(smem, acc, mt, nt, e) : acc.o[mt][nt][e];
+        out[t.pv_dim(mt, e >> 1)] = (u16)pack_bf16x2(__fmul_rn(v, factor), 0.0f);
       }
   }
 }

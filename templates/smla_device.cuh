@@ -94,6 +94,20 @@ SMLA_DEVICE void mma_bf16(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// The same with f16 A and B.
+SMLA_DEVICE void mma_f16(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+// One value's maximum over the warp (all lanes take part).
+SMLA_DEVICE u32 warp_max(u32 v) {
+  u32 r;
+  asm volatile("redux.sync.max.u32 %0, %1, 0xffffffff;" : "=r"(r) : "r"(v));
+  return r;
+}
 
 // ---- conversions ----------------------------------------------------------------------------
 
@@ -137,29 +151,37 @@ SMLA_DEVICE u32 e4m3x2_to_bf16x2_scaled(u32 x, u32 selector) {
 constexpr u32 kBytes01 = 0x9180u;
 constexpr u32 kBytes23 = 0xb3a2u;
 
-// bf16x2 (m, m) for the multiplier 2^(exponent - 7): with the 2^-120 of the conversion above it
-// restores value * 2^(exponent - 127), i.e. a ue8m0 scale byte `exponent`. Valid for exponent
-// in [0, 134]; larger scales take the fp32 path (dequant_slow_needed).
-SMLA_DEVICE u32 bf16x2_pow2_multiplier(u32 exponent) {
-  const u32 bits = (exponent + 120u) << 7;
-  return bits | (bits << 16);
+// Four e4m3 values (one word) to two bf16x2 words, exactly: the conversion above, times 2^120.
+SMLA_DEVICE void e4m3x4_to_bf16x2(u32 x, u32& low_pair, u32& high_pair) {
+  const u32 unbias = 0x7b807b80u;  // bf16x2 (2^120, 2^120)
+  low_pair = mul_bf16x2(e4m3x2_to_bf16x2_scaled(x, kBytes01), unbias);
+  high_pair = mul_bf16x2(e4m3x2_to_bf16x2_scaled(x, kBytes23), unbias);
 }
-constexpr u32 kMaxFastScaleExponent = 134;
-
-// Four e4m3 values (one word) times 2^(exponent - 127), to two bf16x2 words.
-SMLA_DEVICE void dequant_e4m3x4(u32 x, u32 multiplier, u32& low_pair, u32& high_pair) {
-  low_pair = mul_bf16x2(e4m3x2_to_bf16x2_scaled(x, kBytes01), multiplier);
-  high_pair = mul_bf16x2(e4m3x2_to_bf16x2_scaled(x, kBytes23), multiplier);
+// Four e4m3 values (one word) to two f16x2 words, exactly (e4m3 fits in f16): bytes 0, 1 to
+// `low_pair` and bytes 2, 3 to `high_pair`, the lower byte in the lower half.
+SMLA_DEVICE void e4m3x4_to_f16x2(u32 x, u32& low_pair, u32& high_pair) {
+  asm("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %2; cvt.rn.f16x2.e4m3x2 %0, lo; "
+      "cvt.rn.f16x2.e4m3x2 %1, hi; }"
+      : "=r"(low_pair), "=r"(high_pair)
+      : "r"(x));
 }
-// The same in fp32 for scale exponents above kMaxFastScaleExponent (never seen in practice:
-// it needs a 64-value tile with amax > 57344).
-SMLA_DEVICE void dequant_e4m3x4_slow(u32 x, u32 exponent, u32& low_pair, u32& high_pair) {
-  const float unbias = __int_as_float(0x7b800000u);  // 2^120: back to the e4m3 value, exactly
-  const float scale = exponent == 0 ? __int_as_float(0x00400000u) : __int_as_float(exponent << 23);
-  const u32 a = e4m3x2_to_bf16x2_scaled(x, kBytes01);
-  const u32 b = e4m3x2_to_bf16x2_scaled(x, kBytes23);
-  low_pair = pack_bf16x2(bf16_low(a) * unbias * scale, bf16_high(a) * unbias * scale);
-  high_pair = pack_bf16x2(bf16_low(b) * unbias * scale, bf16_high(b) * unbias * scale);
+// Packs two floats to f16x2 (round to nearest even): `low` in bits 0..15.
+SMLA_DEVICE u32 pack_f16x2(float low, float high) {
+  u32 packed;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(packed) : "f"(high), "f"(low));
+  return packed;
 }
+SMLA_DEVICE u32 mul_f16x2(u32 a, u32 b) {
+  u32 product;
+  asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(product) : "r"(a), "r"(b));
+  return product;
+}
+// 2^(e - 127) for a ue8m0 byte e, as SEMANTICS.md defines it (e = 0 is the fp32 subnormal
+// 2^-127; e = 255 gives inf).
+SMLA_DEVICE float ue8m0_value(u32 e) {
+  return e == 0 ? __int_as_float(0x00400000u) : __int_as_float(e << 23);
+}
+// 2^k for an integer k in [-126, 127].
+SMLA_DEVICE float pow2(int k) { return __int_as_float((u32)(k + 127) << 23); }
 
 }  // namespace smla
