@@ -7,18 +7,20 @@
 // zero-filled for invalid entries, so nothing unselected is read), kStages - 1 tiles ahead;
 // the indices are loaded one tile earlier still.
 // Scores: entries are the M of the MMA and heads its N (S^T = K Q^T), so 8 heads cost 8. The
-// kDimParts warps of an entry block each take 512 / kDimParts of the dims: a warp converts its
-// slice of its 16 entries to bf16 once, into the value tile, and multiplies it by the bf16
-// query tile, both as ldmatrix fragments. The parts' partial scores meet in shared memory,
-// where each thread sums the values it owns (in part order, so the result does not depend on
-// timing).
+// kDimParts warps of an entry block each take 512 / kDimParts of the dims. For the fp8 layouts
+// a warp converts its e4m3 slice to f16 in registers (one cvt per pair, exact) as its A
+// fragments, against an f16 query tile; the packed scales multiply each 64-dim group's partial
+// sums. The parts' partial scores meet in shared memory, where each thread sums the values it
+// owns (in part order, so the result does not depend on timing).
 // Softmax: a thread owns kOwned (entry, head) scores and exponentiates them against the
 // segment's lazy reference (run_cta). Values: every warp accumulates O^T = V^T P^T for its
-// kPvDims dims (dims are the M, heads the N), with ldmatrix.trans fragments of the value tile
-// and ldmatrix fragments of P.
+// kPvDims dims (dims are the M, heads the N) straight from the gathered stage: ldmatrix.trans
+// of the raw e4m3 bytes, split into even and odd dims by a byte permute and converted to f16;
+// the packed scales ride on the probabilities (prepare_value_scales). bf16 values (the bf16
+// layout, the packed rope) use bf16 products.
 //
 // Segments. The row's tiles are cut into fixed segments (segment_fold.cuh): a segment starts
-// from a fresh softmax state and is folded into the running total at its end, in registers in
+// from a fresh softmax state and is folded into the running total at its end, in the CTA in
 // whole-row mode or in the combine kernel in split mode, with identical operations.
 //
 // The generated prologue defines namespace smla::cfg (see codegen/kernel_source.cpp).
