@@ -91,8 +91,8 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   offset += packed ? s.stages * s.tile_entries * 8 : 0;
   g.query_offset = offset;
   offset += s.heads_per_cta * g.query_stride;
-  g.query_factor_offset = offset;  // per head: the score factor, and the query's amax
-  offset += bf16 ? 0 : 2 * s.heads_per_cta * 4;
+  g.query_factor_offset = offset;  // per head: the score factor (fp8 layouts)
+  offset += bf16 ? 0 : s.heads_per_cta * 4;
   g.prob_offset = offset;  // f16 for the fp8 layouts, bf16 for the bf16 layout
   offset += prob_bytes;
   g.rope_prob_offset = offset;  // packed: a bf16 copy for the bf16 rope dims

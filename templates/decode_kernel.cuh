@@ -297,68 +297,56 @@ SMLA_DEVICE uint4 load_query_chunk(const DecodeParams& p, int row, int head, int
 }
 
 // The query tile in the products' types: f16 where it meets e4m3 values, bf16 where it meets
-// bf16 ones. Also the per-head factor of the scores (fp8 layouts; query_factor_offset).
+// bf16 ones; and the per-head factor of the scores (fp8 layouts; query_factor_offset). One warp
+// converts a whole head, so the head's |q| maximum is a warp reduction: no block barrier.
 // Heads past kNumHeads are zero: their scores are computed and never stored.
 SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int row,
                                  int head_group) {
   constexpr int kDimsPerLoad = kQFp8 ? 16 : 8;  // one 16-byte load
-  constexpr int kLoadsPerHead = kHeadDim / kDimsPerLoad;
-  constexpr int kLoads = kHeadsPerCta * kLoadsPerHead;
-  static_assert(!kScaledQuery || (kLoads % kThreads == 0 && kLoadsPerHead % 32 == 0),
-                "the amax pass: every warp takes part in every iteration, for one head");
-  float* factors = (float*)(smem + kGeo.query_factor_offset);  // [head]
-  u32* amax = (u32*)(factors + kHeadsPerCta);                  // [head]: float bits of max |q|
-  if (kScaledQuery) {
-    if (threadIdx.x < kHeadsPerCta) amax[threadIdx.x] = 0u;
-    __syncthreads();
-    for (int i = threadIdx.x; i < kLoads; i += kThreads) {
-      const int h = i / kLoadsPerHead;
-      const uint4 x = load_query_chunk(p, row, head_group * kHeadsPerCta + h,
-                                       (i % kLoadsPerHead) * kDimsPerLoad);
-      const u32 words[4] = {x.x, x.y, x.z, x.w};
-      u32 m = 0u;
+  constexpr int kLoadsPerLane = kHeadDim / kDimsPerLoad / 32;
+  const int lane = threadIdx.x & 31;
+  for (int h = threadIdx.x / 32; h < kHeadsPerCta; h += kWarps) {
+    const int head = head_group * kHeadsPerCta + h;
+    uint4 x[kLoadsPerLane];
+    u32 amax = 0u;  // float bits of the largest |q| (bf16 q only)
 #pragma unroll
-      for (int k = 0; k < 4; ++k) m = max(m, max(words[k] << 17 >> 1, (words[k] & 0x7fff0000u)));
-      m = warp_max(m);  // one head per warp and iteration
-      if ((threadIdx.x & 31) == 0) atomicMax(amax + h, m);
+    for (int j = 0; j < kLoadsPerLane; ++j) {
+      x[j] = load_query_chunk(p, row, head, (lane + 32 * j) * kDimsPerLoad);
+      const u32 words[4] = {x[j].x, x[j].y, x[j].z, x[j].w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        amax = max(amax, max(words[k] << 17 >> 1, words[k] & 0x7fff0000u));
     }
-    __syncthreads();
-  }
-  for (int i = threadIdx.x; i < kLoads; i += kThreads) {
-    const int h = i / kLoadsPerHead;
-    const int d = (i % kLoadsPerHead) * kDimsPerLoad;
-    const uint4 x = load_query_chunk(p, row, head_group * kHeadsPerCta + h, d);
-    const u32 in[4] = {x.x, x.y, x.z, x.w};
-    u32 words[kDimsPerLoad / 2];  // word k: dims d + 2k, d + 2k + 1
-    if (kQFp8) {
-      // The scale is in score_scale_log2; both conversions are exact.
+    const int e = kScaledQuery ? query_exponent(warp_max(amax)) : 0;
+    const float multiplier = pow2(e);
+#pragma unroll
+    for (int j = 0; j < kLoadsPerLane; ++j) {
+      const int d = (lane + 32 * j) * kDimsPerLoad;
+      const u32 in[4] = {x[j].x, x[j].y, x[j].z, x[j].w};
+      u32 words[kDimsPerLoad / 2];  // word k: dims d + 2k, d + 2k + 1
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
-        if (bf16_dims(d)) {
-          e4m3x4_to_bf16x2(in[k], words[2 * k], words[2 * k + 1]);
+        if (kQFp8) {  // the scale is in score_scale_log2; both conversions are exact
+          if (bf16_dims(d)) {
+            e4m3x4_to_bf16x2(in[k], words[2 * k], words[2 * k + 1]);
+          } else {
+            e4m3x4_to_f16x2(in[k], words[2 * k], words[2 * k + 1]);
+          }
+        } else if (kScaledQuery) {
+          const float low = bf16_low(in[k]) * multiplier, high = bf16_high(in[k]) * multiplier;
+          words[k] = bf16_dims(d) ? pack_bf16x2(low, high) : pack_f16x2(low, high);
         } else {
-          e4m3x4_to_f16x2(in[k], words[2 * k], words[2 * k + 1]);
+          words[k] = in[k];
         }
       }
-    } else if (kScaledQuery) {
-      const float multiplier = pow2(query_exponent(amax[h]));
+      unsigned char* to = smem + kGeo.query_offset + h * kGeo.query_stride;
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const float low = bf16_low(in[k]) * multiplier, high = bf16_high(in[k]) * multiplier;
-        words[k] = bf16_dims(d) ? pack_bf16x2(low, high) : pack_f16x2(low, high);
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < 4; ++k) words[k] = in[k];
+      for (int k = 0; k < kDimsPerLoad / 2; ++k)
+        *(u32*)(to + 2 * query_position(d + 2 * k)) = words[k];
     }
-    unsigned char* to = smem + kGeo.query_offset + h * kGeo.query_stride;
-#pragma unroll
-    for (int k = 0; k < kDimsPerLoad / 2; ++k)
-      *(u32*)(to + 2 * query_position(d + 2 * k)) = words[k];
-  }
-  if (!kBf16Kv && threadIdx.x < kHeadsPerCta) {
-    const int e = kScaledQuery ? query_exponent(amax[threadIdx.x]) : 0;
-    factors[threadIdx.x] = p.score_scale_log2 * pow2(-e);
+    if (!kBf16Kv && lane == 0) {
+      ((float*)(smem + kGeo.query_factor_offset))[h] = p.score_scale_log2 * pow2(-e);
+    }
   }
 }
 
@@ -783,7 +771,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         acc.o[mt][nt][e] = 0.0f;
-        if (kFolds) total_at(smem, acc, mt, nt, e) = 0.0f;
+        if (kFolds && !p.split) total_at(smem, acc, mt, nt, e) = 0.0f;
       }
   // Softmax state per combo of the output fragments: the segment's reference m (log2 units).
   float seg_max[kCombos];
