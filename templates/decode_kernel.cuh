@@ -58,9 +58,10 @@ constexpr int kPvGroups = kPvDims > 64 ? kPvDims / 64 : 1;  // 64-dim groups of 
 constexpr int kGroupMTiles = kPvMTiles / kPvGroups;        // m tiles of one of them
 constexpr int kRopeDim0 = 448;  // the packed layout's bf16 rope dims start here
 constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
-// NOTE: 8 threads copy an entry when the CTA has them (5 chunks each for the packed layout), so
-// every warp gathers its share: the tile's barriers wait for the slowest warp. Else 4.
-constexpr int kThreadsPerEntry = kThreads >= 8 * kTileEntries ? 8 : 4;
+// NOTE: 4 threads copy an entry (9 chunks each for the packed layout): fewer threads than the
+// CTA's share the per-entry address arithmetic, and the other warps skip gathering. (8 threads,
+// every warp gathering a share, measured 1-4% slower at 16 heads.)
+constexpr int kThreadsPerEntry = 4;
 constexpr int kGatherThreads = kThreadsPerEntry * kTileEntries;
 constexpr int kCopiesPerThread = (kGeo.chunks_per_entry + kThreadsPerEntry - 1) / kThreadsPerEntry;
 // Registers per thread so that kMinBlocksPerSm CTAs fit: each of the 4 schedulers has a
@@ -204,9 +205,9 @@ SMLA_DEVICE Lanes make_lanes() {
 
 // kThreadsPerEntry threads copy each entry: thread t copies entry t / kThreadsPerEntry, chunks
 // (t % kThreadsPerEntry) + kThreadsPerEntry * j, so its copies differ by constant offsets.
-// The stage swizzle only flips bits below kThreadsPerEntry (8 threads, or 4 with the fp8
-// layouts' two-bit swizzle), so the stored chunks differ by the same constants.
-constexpr bool kConstantChunkStride = kThreadsPerEntry == 8 || !kBf16Kv;
+// The fp8 layouts' swizzle only flips the two low bits of the chunk, so the stored chunks differ
+// by the same constants (the bf16 layout's three-bit swizzle does not).
+constexpr bool kConstantChunkStride = !kBf16Kv;
 SMLA_DEVICE int gathered_entry() { return threadIdx.x / kThreadsPerEntry; }
 
 // The index of this thread's entry of source `kSource`'s tile `local` (or -1 past the length).
