@@ -7,7 +7,7 @@
 namespace smla {
 
 std::string TileConfig::text() const {
-  return fmt::format("hg{}.w{}.te{}.st{}.seg{}.mb{}.sync_bf16", heads_per_cta, warps, tile_entries,
+  return fmt::format("hg{}.w{}.te{}.st{}.seg{}.mb{}.mma_sync", heads_per_cta, warps, tile_entries,
                      stages, segment_tiles, min_blocks_per_sm);
 }
 
@@ -20,7 +20,7 @@ std::optional<TileConfig> TileConfig::parse(const std::string& text) {
                   &config.heads_per_cta, &config.warps, &config.tile_entries, &config.stages,
                   &config.segment_tiles, &config.min_blocks_per_sm, path, &consumed);
   if (fields != 7 || consumed != static_cast<int>(text.size())) return std::nullopt;
-  if (std::string(path) != "sync_bf16") return std::nullopt;
+  if (std::string(path) != "mma_sync") return std::nullopt;
   if (config.text() != text) return std::nullopt;  // canonical spelling only
   return config;
 }

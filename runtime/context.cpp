@@ -199,7 +199,7 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   }
   TileConfig tile = default_tile_config(problem);
   // NOTE: SMLA_TILE forces one tile configuration on every problem: a knob for measuring
-  // candidates (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.sync_bf16 smla bench ...`), not for serving.
+  // candidates (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.mma_sync smla bench ...`), not for serving.
   if (const char* forced = env("SMLA_TILE")) {
     const std::optional<TileConfig> parsed = TileConfig::parse(forced);
     if (!parsed)

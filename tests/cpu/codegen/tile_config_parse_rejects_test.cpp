@@ -15,7 +15,7 @@ void expect_rejected(const std::string& text) {
 }
 
 TEST(TileConfigParse, RejectsAnythingButTheCanonicalText) {
-  ASSERT_TRUE(TileConfig::parse("hg32.w8.te32.st4.seg8.mb1.sync_bf16").has_value());
+  ASSERT_TRUE(TileConfig::parse("hg32.w8.te32.st4.seg8.mb1.mma_sync").has_value());
   {
     SCOPED_TRACE("empty and truncated");
     expect_rejected("");
@@ -25,42 +25,43 @@ TEST(TileConfigParse, RejectsAnythingButTheCanonicalText) {
   }
   {
     SCOPED_TRACE("a missing field");
-    expect_rejected("hg32.w8.te32.st4.seg8.sync_bf16");  // the spelling before mb existed
-    expect_rejected("w8.te32.st4.seg8.mb1.sync_bf16");
-    expect_rejected("hg32.te32.st4.seg8.mb1.sync_bf16");
-    expect_rejected("hg32.w8.te32.seg8.mb1.sync_bf16");
+    expect_rejected("hg32.w8.te32.st4.seg8.mma_sync");  // the spelling before mb existed
+    expect_rejected("w8.te32.st4.seg8.mb1.mma_sync");
+    expect_rejected("hg32.te32.st4.seg8.mb1.mma_sync");
+    expect_rejected("hg32.w8.te32.seg8.mb1.mma_sync");
   }
   {
     SCOPED_TRACE("an extra or repeated field, fields out of order");
-    expect_rejected("hg32.w8.te32.st4.seg8.mb1.x2.sync_bf16");
-    expect_rejected("hg32.w8.te32.st4.seg8.mb1.mb1.sync_bf16");
-    expect_rejected("hg32.w8.te32.st4.seg8.mb1.sync_bf16.sync_bf16");
-    expect_rejected("w8.hg32.te32.st4.seg8.mb1.sync_bf16");
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.x2.mma_sync");
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.mb1.mma_sync");
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.mma_sync.mma_sync");
+    expect_rejected("w8.hg32.te32.st4.seg8.mb1.mma_sync");
   }
   {
     SCOPED_TRACE("an unknown MMA path");
     expect_rejected("hg32.w8.te32.st4.seg8.mb1.wgmma_bf16");
     expect_rejected("hg32.w8.te32.st4.seg8.mb1.sync_fp8");
-    expect_rejected("hg32.w8.te32.st4.seg8.mb1.sync_bf1");
-    expect_rejected("hg32.w8.te32.st4.seg8.mb1.SYNC_BF16");
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.sync_bf16");  // the name before f16 products
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.mma_syn");
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.MMA_SYNC");
   }
   {
     SCOPED_TRACE("numbers spelled another way");
-    expect_rejected("hg032.w8.te32.st4.seg8.mb1.sync_bf16");
-    expect_rejected("hg+32.w8.te32.st4.seg8.mb1.sync_bf16");
-    expect_rejected("hg 32.w8.te32.st4.seg8.mb1.sync_bf16");
-    expect_rejected("hg32.w8.te32.st4.seg0x8.mb1.sync_bf16");
-    expect_rejected("hg99999999999.w8.te32.st4.seg8.mb1.sync_bf16");
-    expect_rejected("HG32.w8.te32.st4.seg8.mb1.sync_bf16");
+    expect_rejected("hg032.w8.te32.st4.seg8.mb1.mma_sync");
+    expect_rejected("hg+32.w8.te32.st4.seg8.mb1.mma_sync");
+    expect_rejected("hg 32.w8.te32.st4.seg8.mb1.mma_sync");
+    expect_rejected("hg32.w8.te32.st4.seg0x8.mb1.mma_sync");
+    expect_rejected("hg99999999999.w8.te32.st4.seg8.mb1.mma_sync");
+    expect_rejected("HG32.w8.te32.st4.seg8.mb1.mma_sync");
   }
   {
     SCOPED_TRACE("leading or trailing text");
-    expect_rejected(" hg32.w8.te32.st4.seg8.mb1.sync_bf16");
-    expect_rejected("hg32.w8.te32.st4.seg8.mb1.sync_bf16 ");
-    expect_rejected("hg32.w8.te32.st4.seg8.mb1.sync_bf16\n");
-    expect_rejected("hg32.w8.te32.st4.seg8.mb1.sync_bf16x");
-    expect_rejected("hg32.w8.te32.st4.seg8.mb1.sync_bf16;");
-    expect_rejected(std::string("hg32.w8.te32.st4.seg8.mb1.sync_bf16\0junk", 40));
+    expect_rejected(" hg32.w8.te32.st4.seg8.mb1.mma_sync");
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.mma_sync ");
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.mma_sync\n");
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.mma_syncx");
+    expect_rejected("hg32.w8.te32.st4.seg8.mb1.mma_sync;");
+    expect_rejected(std::string("hg32.w8.te32.st4.seg8.mb1.mma_sync\0junk", 39));
   }
 }
 

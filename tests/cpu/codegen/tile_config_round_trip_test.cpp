@@ -27,7 +27,7 @@ void check_round_trip(const TileConfig& config, const std::string& expected_text
 }
 
 TEST(TileConfigRoundTrip, ParseInvertsText) {
-  check_round_trip(TileConfig{}, "hg16.w16.te64.st3.seg2.mb1.sync_bf16");
+  check_round_trip(TileConfig{}, "hg16.w16.te64.st3.seg2.mb1.mma_sync");
   for (int heads_per_cta : {8, 16, 32}) {
     for (int warps : {4, 8, 16}) {
       for (int tile_entries : {32, 64}) {
@@ -45,7 +45,7 @@ TEST(TileConfigRoundTrip, ParseInvertsText) {
                                "hg" + std::to_string(heads_per_cta) + ".w" + std::to_string(warps) +
                                    ".te" + std::to_string(tile_entries) + ".st" +
                                    std::to_string(stages) + ".seg" + std::to_string(segment_tiles) +
-                                   ".mb" + std::to_string(min_blocks) + ".sync_bf16");
+                                   ".mb" + std::to_string(min_blocks) + ".mma_sync");
             }
           }
         }

@@ -29,7 +29,7 @@ Prepared prepare_with_tile(const char* tile) {
 
 TEST_F(ContextForcedTile, ValidTextIsTheCompiledTile) {
   // Not the heuristic's tile for this problem: other stages, segments and occupancy hint.
-  const std::string tile_text = "hg16.w8.te32.st3.seg5.mb1.sync_bf16";
+  const std::string tile_text = "hg16.w8.te32.st3.seg5.mb1.mma_sync";
   const smla_problem problem = split_problem();
   ASSERT_NE(default_tile_config(problem).text(), tile_text);
   TempDir dir;
@@ -52,8 +52,8 @@ TEST_F(ContextForcedTile, ValidTextIsTheCompiledTile) {
 
 TEST_F(ContextForcedTile, MalformedTextIsInvalidArgument) {
   for (const char* bad :
-       {"fast", "hg16.w8.te32.st3.seg5.sync_bf16", "hg16.w8.te32.st3.seg5.mb1.wgmma",
-        "hg16.w8.te32.st3.seg5.mb1.sync_bf16 "}) {
+       {"fast", "hg16.w8.te32.st3.seg5.mma_sync", "hg16.w8.te32.st3.seg5.mb1.wgmma",
+        "hg16.w8.te32.st3.seg5.mb1.mma_sync "}) {
     SCOPED_TRACE(std::string("SMLA_TILE=\"") + bad + "\"");
     const Prepared prepared = prepare_with_tile(bad);
     EXPECT_EQ(prepared.status, SMLA_ERR_INVALID_ARGUMENT);
@@ -70,11 +70,11 @@ TEST_F(ContextForcedTile, MalformedTextIsInvalidArgument) {
 TEST_F(ContextForcedTile, UnsupportedValuesAreInvalidArgument) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   for (const char* bad :
-       {"hg0.w8.te32.st2.seg4.mb2.sync_bf16", "hg16.w8.te0.st2.seg4.mb2.sync_bf16",
-        "hg16.w8.te32.st2.seg0.mb2.sync_bf16", "hg16.w0.te32.st2.seg4.mb2.sync_bf16",
-        "hg16.w8.te32.st0.seg4.mb2.sync_bf16", "hg16.w8.te32.st2.seg4.mb0.sync_bf16",
-        "hg-16.w8.te32.st2.seg4.mb2.sync_bf16", "hg24.w8.te32.st2.seg4.mb2.sync_bf16",
-        "hg16.w3.te32.st2.seg4.mb2.sync_bf16", "hg16.w8.te40.st2.seg4.mb2.sync_bf16"}) {
+       {"hg0.w8.te32.st2.seg4.mb2.mma_sync", "hg16.w8.te0.st2.seg4.mb2.mma_sync",
+        "hg16.w8.te32.st2.seg0.mb2.mma_sync", "hg16.w0.te32.st2.seg4.mb2.mma_sync",
+        "hg16.w8.te32.st0.seg4.mb2.mma_sync", "hg16.w8.te32.st2.seg4.mb0.mma_sync",
+        "hg-16.w8.te32.st2.seg4.mb2.mma_sync", "hg24.w8.te32.st2.seg4.mb2.mma_sync",
+        "hg16.w3.te32.st2.seg4.mb2.mma_sync", "hg16.w8.te40.st2.seg4.mb2.mma_sync"}) {
     SCOPED_TRACE(std::string("SMLA_TILE=") + bad);
     EXPECT_EXIT(std::_Exit(prepare_with_tile(bad).status),
                 ::testing::ExitedWithCode(SMLA_ERR_INVALID_ARGUMENT), "");
