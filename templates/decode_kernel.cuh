@@ -630,6 +630,16 @@ struct ValueScales {
   int ref[kPvGroups];
 };
 
+// Multiplies the accumulators of value group j by `factor`.
+SMLA_DEVICE void scale_group(Accumulators& acc, int j, float factor) {
+#pragma unroll
+  for (int mt = j * kGroupMTiles; mt < (j + 1) * kGroupMTiles; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= factor;
+}
+
 // Sets this warp's factor table 2^(s - ref) (f16, per group and entry) for the tile in `stage`,
 // raising ref (the first tile of a segment sets it).
 SMLA_DEVICE void prepare_value_scales(unsigned char* smem, const Lanes& t, int stage, bool fresh,
@@ -651,13 +661,7 @@ SMLA_DEVICE void prepare_value_scales(unsigned char* smem, const Lanes& t, int s
     if (fresh) {
       vs.ref[j] = (int)top;
     } else if ((int)top > vs.ref[j]) {
-      const float rescale = pow2(max(vs.ref[j] - (int)top, -126));
-#pragma unroll
-      for (int mt = j * kGroupMTiles; mt < (j + 1) * kGroupMTiles; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= rescale;
+      scale_group(acc, j, pow2(max(vs.ref[j] - (int)top, -126)));
       vs.ref[j] = (int)top;
     }
 #pragma unroll
@@ -673,14 +677,7 @@ SMLA_DEVICE void prepare_value_scales(unsigned char* smem, const Lanes& t, int s
 SMLA_DEVICE void finish_value_scales(const Lanes& t, const ValueScales& vs, Accumulators& acc) {
 #pragma unroll
   for (int j = 0; j < kPvGroups; ++j) {
-    if (bf16_dims(t.group_dim0(j))) continue;
-    const float unit = ue8m0_value((u32)vs.ref[j]);
-#pragma unroll
-    for (int mt = j * kGroupMTiles; mt < (j + 1) * kGroupMTiles; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= unit;
+    if (!bf16_dims(t.group_dim0(j))) scale_group(acc, j, ue8m0_value((u32)vs.ref[j]));
   }
 }
 
@@ -912,10 +909,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       if (kPacked) finish_value_scales(t, value_scales, acc);
       write_slots<false>(t, sums, owned_sum);
       __syncthreads();
-      float seg_sum[kCombos];
-#pragma unroll
-      for (int k = 0; k < kCombos; ++k) seg_sum[k] = read_slots<false>(sums, t.head(k));
-      // In split mode (or with one segment) the CTA's only segment is the total: see below.
+      // In split mode (or with one segment) the CTA's only segment is the total: its sums stay
+      // in their slots for the code after the loop.
       if (kFolds && !p.split) {
         const float* from = folded + (folds % 2) * 2 * kHeadsPerCta;
         float* to = folded + (1 - folds % 2) * 2 * kHeadsPerCta;
@@ -924,7 +919,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
         for (int k = 0; k < kCombos; ++k) {
           float total_max = from[2 * t.head(k)], total_sum = from[2 * t.head(k) + 1];
-          step[k] = fold_state(total_max, total_sum, seg_max[k], seg_sum[k]);
+          const float seg_sum = read_slots<false>(sums, t.head(k));
+          step[k] = fold_state(total_max, total_sum, seg_max[k], seg_sum);
           if (folds_writer) to[2 * t.head(k)] = total_max, to[2 * t.head(k) + 1] = total_sum;
         }
 #pragma unroll
