@@ -17,8 +17,9 @@ constexpr double kPaddedStrideChance = 0.25;
 
 // Normal values with a per-token magnitude and a per-64-dim tile magnitude (both log-uniform),
 // so that packed tiles get different scales and the softmax is neither flat nor one-hot.
-void random_token_values(Rng& rng, float* values) {
-  const double token_magnitude = std::exp2(rng.uniform(-1.5, 1.5));
+void random_token_values(Rng& rng, double token_magnitude_log2, float* values) {
+  const double token_magnitude =
+      std::exp2(rng.uniform(-token_magnitude_log2, token_magnitude_log2));
   for (int tile = 0; tile < kDim / kTileDims; ++tile) {
     const double magnitude = token_magnitude * std::exp2(rng.uniform(-1.0, 1.0));
     for (int d = tile * kTileDims; d < (tile + 1) * kTileDims; ++d) {
@@ -70,7 +71,7 @@ void fill_cache(Rng& rng, const CaseSpec& spec, const smla_source_desc& desc,
       poison_token(layout, desc.page_size, source.page_stride_bytes, source.cache.data(), t);
       continue;
     }
-    random_token_values(rng, values);
+    random_token_values(rng, spec.token_magnitude_log2, values);
     // The cache holds value / kv_scale, as a serving stack quantizes with its per-tensor scale.
     if (layout == SMLA_KV_FP8_UNIFORM) {
       for (float& value : values) value /= spec.kv_scale;

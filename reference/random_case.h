@@ -7,7 +7,8 @@
 // written out in reference/rng.h, so a seed gives the same bytes with any standard library):
 // - q: normal values times a per-(row, head) magnitude 2^U(-0.5, 0.5); bf16, or e4m3 of
 //   value / q_scale.
-// - KV values: normal times a per-token magnitude 2^U(-1.5, 1.5) times a per-64-dim magnitude
+// - KV values: normal times a per-token magnitude 2^U(-m, m) (m = token_magnitude_log2, 1.5 by
+//   default) times a per-64-dim magnitude
 //   2^U(-1, 1) (so packed tiles get different scales); the uniform layout stores value / kv_scale.
 //   Packed padding bytes hold random garbage.
 // - Pages: a random permutation of the pool's pages, as a block table scatters them. Strides are
@@ -53,6 +54,7 @@ struct CaseSpec {
   float q_scale = 1.0f;                         // fp8 q only
   float kv_scale = 1.0f;                        // uniform layout only
   bool nan_in_unselected = true;                // poison every cache slot no row selects
+  double token_magnitude_log2 = 1.5;            // per-token magnitudes 2^U(-m, m)
   SourceSpec sources[SMLA_MAX_SOURCES];
   // Sinks: random finite values; set to also place a +inf and a -inf sink among the heads.
   bool infinite_sinks = false;

@@ -91,6 +91,22 @@ TEST(DecodeMatrix, InfiniteSinksAndNoSink) {
   }
 }
 
+// The packed layout's value product moves each entry's scale into its f16 probability, relative
+// to the segment's largest (decode_kernel.cuh, ValueScales): tokens whose magnitudes span 2^12
+// put scale bytes ~14 apart within a segment, and must still meet the tolerance.
+TEST(DecodeMatrix, WideTokenMagnitudes) {
+  SMLA_REQUIRE_GPU();
+  for (int heads : {16, 64}) {
+    const smla_problem p =
+        make_problem(heads, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+    ref::CaseSpec spec = spec_for(p, 3, 900 + heads);
+    spec.token_magnitude_log2 = 6.0;
+    check_case(spec, "token magnitudes 2^U(-6, 6), split rows");
+    spec.num_rows = heads >= 64 ? 24 : 64;
+    check_case(spec, "token magnitudes 2^U(-6, 6), whole rows");
+  }
+}
+
 TEST(DecodeMatrix, ManyInvalidIndices) {
   SMLA_REQUIRE_GPU();
   const smla_problem p =
