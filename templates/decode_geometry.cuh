@@ -59,18 +59,29 @@ struct DecodeGeometry {
   int pv_groups;         // scaled 64-dim groups of a warp's value dims (packed layout)
   // Byte offsets into dynamic shared memory.
   int raw_offset, scale_offset, query_offset, query_factor_offset, prob_offset, rope_prob_offset,
-      value_factor_offset, total_offset, exchange_offset, reduce_offset, fold_offset, valid_offset, smem_bytes;
+      value_factor_offset, total_offset, exchange_offset, reduce_offset, fold_offset, valid_offset,
+      smem_bytes;
 };
 
 SMLA_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 SMLA_HOST_DEVICE constexpr int align_up(int a, int b) { return ceil_div(a, b) * b; }
+
+// The 64-dim groups of a warp's value dims (1 when a warp takes part of one group).
+SMLA_HOST_DEVICE constexpr int warp_value_groups(const DecodeShape& s) {
+  return kHeadDim / s.warps > 64 ? kHeadDim / s.warps / 64 : 1;
+}
+
+// Whether whole-row mode's folded total lives in shared memory: for the fp8 layouts with several
+// segments, whose conversions need its registers.
+SMLA_HOST_DEVICE constexpr bool total_in_smem(const DecodeShape& s, int segments) {
+  return s.layout != kLayoutBf16 && segments > 1;
+}
 
 SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) {
   DecodeGeometry g{};
   const bool packed = s.layout == kLayoutPacked;
   const bool bf16 = s.layout == kLayoutBf16;
   const int values_per_thread = s.heads_per_cta / 2;  // 2 rows x heads / 4 columns
-  const int pv_dims = kHeadDim / s.warps;
   g.threads = s.warps * 32;
   g.tiles0 = ceil_div(s.width0, s.tile_entries);
   g.tiles1 = s.num_sources > 1 ? ceil_div(s.width1, s.tile_entries) : 0;
@@ -82,7 +93,7 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   g.chunks_per_entry = (packed ? 576 : bf16 ? 1024 : 512) / 16;
   g.query_stride = kHeadDim * 2 + 16;  // a 16-byte pad keeps eight head rows in distinct banks
   g.prob_stride = s.tile_entries + 8;
-  g.pv_groups = packed ? (pv_dims > 64 ? pv_dims / 64 : 1) : 0;
+  g.pv_groups = packed ? warp_value_groups(s) : 0;
   const int prob_bytes = align_up(s.heads_per_cta * g.prob_stride * 2, 16);
   int offset = 0;
   g.raw_offset = offset;
@@ -99,8 +110,8 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   offset += packed ? prob_bytes : 0;
   g.value_factor_offset = offset;  // packed: per warp and group, f16 2^(scale - reference)
   offset += align_up(s.warps * g.pv_groups * s.tile_entries * 2, 16);
-  g.total_offset = offset;  // fp8 layouts, several segments: whole-row mode's folded output
-  offset += !bf16 && g.segments > 1 ? s.heads_per_cta * kHeadDim * 4 : 0;
+  g.total_offset = offset;  // whole-row mode's folded output, when total_in_smem
+  offset += total_in_smem(s, g.segments) ? s.heads_per_cta * kHeadDim * 4 : 0;
   g.exchange_offset = offset;  // every warp's partial scores
   offset += s.warps * values_per_thread * 32 * 4;
   g.reduce_offset = offset;  // per head and slot: the tile's maxima, then a segment's sums

@@ -54,8 +54,8 @@ constexpr int kOwned = kValues / kDimParts;  // of which it sums and exponentiat
 constexpr int kPvDims = kHeadDim / kWarps;   // output dims a warp accumulates
 constexpr int kPvMTiles = kPvDims / 16;
 constexpr int kPvKSteps = kTileEntries / 16;
-constexpr int kPvGroups = kPvDims > 64 ? kPvDims / 64 : 1;  // 64-dim groups of a warp's value dims
-constexpr int kGroupMTiles = kPvMTiles / kPvGroups;        // m tiles of one of them
+constexpr int kPvGroups = warp_value_groups(kShape);  // 64-dim groups of a warp's value dims
+constexpr int kGroupMTiles = kPvMTiles / kPvGroups;   // m tiles of one of them
 constexpr int kRopeDim0 = 448;  // the packed layout's bf16 rope dims start here
 constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
 // NOTE: 4 threads copy an entry (9 chunks each for the packed layout): fewer threads than the
@@ -449,8 +449,7 @@ SMLA_DEVICE void fp8_scores(unsigned char* smem, const Lanes& t, int stage,
 #pragma unroll
       for (int r = 0; r < 2; ++r)
         x[r] = *(const uint4*)(smem + t.raw + stage_bytes + 64 * gi + 8 * kGeo.entry_bytes * r);
-      const u32 words[2][4] = {{x[0].x, x[0].y, x[0].z, x[0].w},
-                               {x[1].x, x[1].y, x[1].z, x[1].w}};
+      const u32 words[2][4] = {{x[0].x, x[0].y, x[0].z, x[0].w}, {x[1].x, x[1].y, x[1].z, x[1].w}};
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         u32 a[4];  // k-step j: (row g | g + 8) x (dims 4j, 4j + 1 | 4j + 2, 4j + 3)
@@ -467,8 +466,7 @@ SMLA_DEVICE void fp8_scores(unsigned char* smem, const Lanes& t, int stage,
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          scaled[nt][e] = fmaf(sums[nt][e], scale[e >> 1], scaled[nt][e]);
+        for (int e = 0; e < 4; ++e) scaled[nt][e] = fmaf(sums[nt][e], scale[e >> 1], scaled[nt][e]);
     }
   }
   if (kPacked) {
@@ -588,7 +586,7 @@ SMLA_DEVICE float pick(const float (&a)[N], int i) {
 constexpr bool kFolds = kGeo.segments > 1;
 // NOTE: the fp8 layouts keep whole-row mode's folded total in shared memory (kGeo.total_offset):
 // it is touched once per segment, and its registers are what the fp8 conversions need.
-constexpr bool kTotalInSmem = kGeo.total_offset != kGeo.exchange_offset;
+constexpr bool kTotalInSmem = total_in_smem(kShape, kGeo.segments);
 constexpr bool kTotalInRegisters = kFolds && !kTotalInSmem;
 
 // O^T of this warp's dims: element e of [mt][nt] is output row e / 2 of m tile mt (Lanes::pv_dim),
@@ -979,8 +977,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e)
-          out[t.head(2 * nt + (e & 1)) * kHeadDim + t.pv_dim(mt, e >> 1)] =
-              acc.o[mt][nt][e];
+          out[t.head(2 * nt + (e & 1)) * kHeadDim + t.pv_dim(mt, e >> 1)] = acc.o[mt][nt][e];
     return;
   }
 #pragma unroll
