@@ -130,7 +130,7 @@ struct Lanes {
   int warp, lane, g, c;      // g: fragment row group, c: fragment column pair
   int block, part;           // entry block (16 entries) and part of the dims of the scores
   u32 raw;                   // fp8 scores: entry g's chunk c of this part's first group
-  u32 rope[2];               // fp8 scores: entry g's rope chunks 2c, 2c + 1 (packed layout)
+  u32 rope[2];               // fp8 scores: entry g's rope chunks c, c + 4 (packed layout)
   u32 scale;                 // fp8 scores: entry g's scale byte of this part's first group
   u32 score_a;               // bf16 scores: this lane's ldmatrix row of the stage, unswizzled
   u32 score_swizzle;         // bf16 scores: 16 * (the lane's chunk ^ row) for k-step 0
@@ -146,6 +146,9 @@ struct Lanes {
   SMLA_DEVICE int head(int combo) const { return 8 * (combo >> 1) + 2 * c + (combo & 1); }
   // The first of the dims of value group j (kPvGroups per warp).
   SMLA_DEVICE int group_dim0(int j) const { return warp * kPvDims + 64 * j; }
+  // Whether m tile mt is one of an fp8 pair, whose output dims are adjacent: pv_dim(mt + 1, r)
+  // is pv_dim(mt, r) + 1 for even mt, so results go out two at a time.
+  SMLA_DEVICE bool pairs_dims(int mt) const { return !bf16_dims(warp * kPvDims + 16 * mt); }
   // The output dim of accumulator row r (0: g, 1: g + 8) of m tile mt. A bf16 m tile holds 16
   // consecutive dims; fp8 m tiles come in pairs over 32 dims, the even dims in the first.
   SMLA_DEVICE int pv_dim(int mt, int r) const {
@@ -167,8 +170,10 @@ SMLA_DEVICE Lanes make_lanes() {
   const int group = t.part * kGroupsPerWarp;
   const u32 entry_base = kGeo.raw_offset + entry * kGeo.entry_bytes;
   t.raw = entry_base + 16 * stored_chunk(entry, 4 * group + t.c);
-  t.rope[0] = entry_base + 16 * stored_chunk(entry, 28 + 2 * t.c);
-  t.rope[1] = entry_base + 16 * stored_chunk(entry, 29 + 2 * t.c);
+  // Chunks c and c + 4 of the rope (not 2c and 2c + 1): a quarter warp's 16-byte reads then
+  // meet no bank conflict.
+  t.rope[0] = entry_base + 16 * stored_chunk(entry, 28 + t.c);
+  t.rope[1] = entry_base + 16 * stored_chunk(entry, 32 + t.c);
   t.scale = kGeo.scale_offset + entry * 8 + group;
   const int m = t.lane >> 3, row = t.lane & 7;
   // A = the block's 16 entries x 16 dims: matrices (rows 0-7 | 8-15) x (dims 0-7 | 8-15).
@@ -280,8 +285,15 @@ SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int til
 // k-step j of a 64-dim group holds dims 16c + 4j + {0, 1} (k = 2c, 2c + 1) and
 // 16c + 4j + {2, 3} (k = 2c + 8, 2c + 9) for column pair c. The query tile stores each group in
 // that k order, so its ldmatrix B fragments match; the bf16 layout keeps the natural order.
+// The packed rope group (bf16, 8 dims per chunk) is read as chunks c and c + 4 (Lanes::rope),
+// chunk h feeding k-steps 2h and 2h + 1 with two words each.
 SMLA_DEVICE int query_position(int d) {
   if (kBf16Kv) return d;
+  if (bf16_dims(d)) {
+    const int r = d - kRopeDim0;
+    const int c = (r >> 3) & 3, j = 2 * (r >> 5) + ((r >> 2) & 1), high = (r >> 1) & 1;
+    return kRopeDim0 + 16 * j + 8 * high + 2 * c + (d & 1);
+  }
   const int c = (d >> 4) & 3, j = (d >> 2) & 3, high = (d >> 1) & 1;
   return (d & ~63) + 16 * j + 8 * high + 2 * c + (d & 1);
 }
@@ -431,7 +443,7 @@ SMLA_DEVICE void fp8_scores(unsigned char* smem, const Lanes& t, int stage,
     const bool rope = kPacked && t.part * kGroupsPerWarp + gi == kRopeDim0 / 64;
     if (kPacked) clear_scores(acc);
     if (rope) {
-      uint4 w[2][2];  // [row][chunk]: bf16 dims 16c + 8 * chunk + 2i, +1 in word i
+      uint4 w[2][2];  // [row][chunk]: bf16 dims 8c + 32 * chunk + 2i, +1 in word i
 #pragma unroll
       for (int r = 0; r < 2; ++r)
 #pragma unroll
@@ -498,6 +510,38 @@ SMLA_DEVICE void bf16_scores(unsigned char* smem, const Lanes& t, int stage,
   sum_chains(acc, s);
 }
 
+// N consecutive floats of shared memory (N = 1, 2 or a multiple of 4, aligned to 4N bytes up to
+// 16) in as few accesses as possible.
+template <int N>
+SMLA_DEVICE void store_floats(float* to, const float (&v)[N]) {
+  static_assert(N == 1 || N == 2 || N % 4 == 0, "1, 2 or a multiple of 4 floats");
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 4)
+      *(float4*)(to + i) = make_float4(v[i], v[i + 1], v[i + 2], v[i + 3]);
+  } else if constexpr (N == 2) {
+    *(float2*)to = make_float2(v[0], v[1]);
+  } else {
+    *to = v[0];
+  }
+}
+template <int N>
+SMLA_DEVICE void load_floats(const float* from, float (&v)[N]) {
+  static_assert(N == 1 || N == 2 || N % 4 == 0, "1, 2 or a multiple of 4 floats");
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 4) {
+      const float4 x = *(const float4*)(from + i);
+      v[i] = x.x, v[i + 1] = x.y, v[i + 2] = x.z, v[i + 3] = x.w;
+    }
+  } else if constexpr (N == 2) {
+    const float2 x = *(const float2*)from;
+    v[0] = x.x, v[1] = x.y;
+  } else {
+    v[0] = *from;
+  }
+}
+
 // The factor from a score sum to log2 units: score_scale_log2, times 2^-e for a scaled query.
 SMLA_DEVICE float score_factor(const DecodeParams& p, const unsigned char* smem, int head) {
   if (kBf16Kv) return p.score_scale_log2;
@@ -508,25 +552,36 @@ SMLA_DEVICE float score_factor(const DecodeParams& p, const unsigned char* smem,
 // log2 units; -inf for invalid entries.
 SMLA_DEVICE void owned_scores(const DecodeParams& p, unsigned char* smem, const Lanes& t, int stage,
                               float (&s)[kNTiles][4], float (&x)[kOwned]) {
+  // Laid out [warp][owner part][lane][owned value]: a thread writes each owner's values, and
+  // reads each part's values for it, as one access.
   float* exchange = (float*)(smem + kGeo.exchange_offset);
 #pragma unroll
-  for (int v = 0; v < kValues; ++v) {
-    // v = r * kCombos + combo; the loop is unrolled, so the index is a constant.
-    exchange[(t.warp * kValues + v) * 32 + t.lane] =
-        s[(v % kCombos) >> 1][2 * (v / kCombos) + (v & 1)];
+  for (int owner = 0; owner < kDimParts; ++owner) {
+    float values[kOwned];
+#pragma unroll
+    for (int k = 0; k < kOwned; ++k) {
+      // v = r * kCombos + combo; the loops are unrolled, so the index is a constant.
+      const int v = owner + kDimParts * k;
+      values[k] = s[(v % kCombos) >> 1][2 * (v / kCombos) + (v & 1)];
+    }
+    store_floats(exchange + ((t.warp * kDimParts + owner) * 32 + t.lane) * kOwned, values);
   }
   named_barrier_sync(1 + t.block, 32 * kDimParts);
+  float sum[kOwned];
+#pragma unroll
+  for (int part = 0; part < kDimParts; ++part) {
+    float values[kOwned];
+    load_floats(
+        exchange + (((t.block + kEntryBlocks * part) * kDimParts + t.part) * 32 + t.lane) * kOwned,
+        values);
+#pragma unroll
+    for (int k = 0; k < kOwned; ++k) sum[k] = part == 0 ? values[k] : sum[k] + values[k];
+  }
 #pragma unroll
   for (int k = 0; k < kOwned; ++k) {
-    const int v = t.part + kDimParts * k;
-    float sum = 0.0f;
-#pragma unroll
-    for (int part = 0; part < kDimParts; ++part) {
-      sum += exchange[((t.block + kEntryBlocks * part) * kValues + v) * 32 + t.lane];
-    }
     const bool valid =
         smem[kGeo.valid_offset + stage * kTileEntries + t.score_entry(t.owned_row(k))] != 0;
-    x[k] = valid ? sum * score_factor(p, smem, t.head(t.owned_combo(k))) : neg_inf();
+    x[k] = valid ? sum[k] * score_factor(p, smem, t.head(t.owned_combo(k))) : neg_inf();
   }
 }
 
@@ -597,14 +652,42 @@ struct Accumulators {
   float total[kTotalInRegisters ? kPvMTiles : 1][kTotalInRegisters ? kNTiles : 1][4];
 };
 
-// Element (mt, nt, e) of the folded total: a register, or this thread's own shared-memory slot
-// (no other thread touches it, so no barrier orders it).
+// Element (mt, nt, e) of the folded total: a register, or in this thread's own 16 bytes of
+// shared memory per (mt, nt) (no other thread touches them, so no barrier orders them; the fold
+// reads and writes each as one vector).
 SMLA_DEVICE float& total_at(unsigned char* smem, Accumulators& acc, int mt, int nt, int e) {
   if (kTotalInSmem) {
-    float* totals = (float*)(smem + kGeo.total_offset);
-    return totals[((mt * kNTiles + nt) * 4 + e) * kThreads + threadIdx.x];
+    float4* totals = (float4*)(smem + kGeo.total_offset);
+    return (&totals[(mt * kNTiles + nt) * kThreads + threadIdx.x].x)[e];
   }
   return acc.total[kTotalInRegisters ? mt : 0][kTotalInRegisters ? nt : 0][e];
+}
+
+// Folds the segment's accumulators into the total and clears them for the next segment.
+SMLA_DEVICE void fold_accumulators(unsigned char* smem, Accumulators& acc,
+                                   const FoldStep (&step)[kCombos]) {
+#pragma unroll
+  for (int mt = 0; mt < kPvMTiles; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) {
+      float4 total =
+          kTotalInSmem
+              ? *(float4*)&total_at(smem, acc, mt, nt, 0)
+              : make_float4(total_at(smem, acc, mt, nt, 0), total_at(smem, acc, mt, nt, 1),
+                            total_at(smem, acc, mt, nt, 2), total_at(smem, acc, mt, nt, 3));
+      float* o = acc.o[mt][nt];  // element e belongs to combo 2nt + (e & 1)
+      total.x = fold_value(total.x, o[0], step[2 * nt]);
+      total.y = fold_value(total.y, o[1], step[2 * nt + 1]);
+      total.z = fold_value(total.z, o[2], step[2 * nt]);
+      total.w = fold_value(total.w, o[3], step[2 * nt + 1]);
+      if (kTotalInSmem) {
+        *(float4*)&total_at(smem, acc, mt, nt, 0) = total;
+      } else {
+        total_at(smem, acc, mt, nt, 0) = total.x, total_at(smem, acc, mt, nt, 1) = total.y;
+        total_at(smem, acc, mt, nt, 2) = total.z, total_at(smem, acc, mt, nt, 3) = total.w;
+      }
+      o[0] = o[1] = o[2] = o[3] = 0.0f;
+    }
 }
 
 // Probability v of (head, entry) for the value product: f16 for the fp8 layouts (P <= 2^15:
@@ -797,8 +880,6 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     }
   }
 
-  load_query_tile(p, smem, row, head_group);
-
   // Pipeline: walk position i lives in stage i % kStages; positions up to kStages - 1 ahead
   // are in flight, and their indices are loaded two iterations before their copies.
   const TileWalk walk = make_walk(length0, length1, begin, end);
@@ -822,6 +903,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
   int index_tile = walk.next(walk.next(fetch_tile));  // the tile of position i + kStages + 1
   int later_index =
       kStages < walk.count ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile)) : -1;
+  // After the first copies are issued, so that the query's latency overlaps theirs.
+  load_query_tile(p, smem, row, head_group);
 
   int tile = walk.first;
   int stage = 0, fetch_stage = kStages - 1;
@@ -921,16 +1004,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
           step[k] = fold_state(total_max, total_sum, seg_max[k], seg_sum);
           if (folds_writer) to[2 * t.head(k)] = total_max, to[2 * t.head(k) + 1] = total_sum;
         }
-#pragma unroll
-        for (int mt = 0; mt < kPvMTiles; ++mt)
-#pragma unroll
-          for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              float& total = total_at(smem, acc, mt, nt, e);
-              total = fold_value(total, acc.o[mt][nt][e], step[2 * nt + (e & 1)]);
-              acc.o[mt][nt][e] = 0.0f;
-            }
+        fold_accumulators(smem, acc, step);
 #pragma unroll
         for (int k = 0; k < kCombos; ++k) seg_max[k] = neg_inf();
 #pragma unroll
@@ -976,8 +1050,14 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          out[t.head(2 * nt + (e & 1)) * kHeadDim + t.pv_dim(mt, e >> 1)] = acc.o[mt][nt][e];
+        for (int e = 0; e < 4; ++e) {
+          float* at = out + t.head(2 * nt + (e & 1)) * kHeadDim + t.pv_dim(mt, e >> 1);
+          if (!t.pairs_dims(mt)) {
+            *at = acc.o[mt][nt][e];
+          } else if (mt % 2 == 0) {
+            *(float2*)at = make_float2(acc.o[mt][nt][e], acc.o[mt + 1][nt][e]);
+          }
+        }
     return;
   }
 #pragma unroll
@@ -990,12 +1070,20 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     }
     u16* out = (u16*)p.out + (i64)row * p.out_row_stride + (i64)head * p.out_head_stride;
     const int nt = k >> 1;
+    const auto result = [&](int mt, int e) {
+      const float v = kFolds ? total_at(smem, acc, mt, nt, e) : acc.o[mt][nt][e];
+      return __fmul_rn(v, factor);
+    };
 #pragma unroll
     for (int mt = 0; mt < kPvMTiles; ++mt)
 #pragma unroll
       for (int e = k & 1; e < 4; e += 2) {
-        const float v = kFolds ? total_at(smem, acc, mt, nt, e) : acc.o[mt][nt][e];
-        out[t.pv_dim(mt, e >> 1)] = (u16)pack_bf16x2(__fmul_rn(v, factor), 0.0f);
+        u16* at = out + t.pv_dim(mt, e >> 1);
+        if (!t.pairs_dims(mt)) {
+          *at = (u16)pack_bf16x2(result(mt, e), 0.0f);
+        } else if (mt % 2 == 0) {
+          *(u32*)at = pack_bf16x2(result(mt, e), result(mt + 1, e));
+        }
       }
   }
 }
