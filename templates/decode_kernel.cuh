@@ -51,7 +51,9 @@ constexpr int kNTiles = kHeadsPerCta / 8;
 constexpr int kCombos = 2 * kNTiles;         // (n tile, head pair) columns of a thread
 constexpr int kValues = 4 * kNTiles;         // score values of a thread: 2 rows x kCombos
 constexpr int kOwned = kValues / kDimParts;  // of which it sums and exponentiates
-constexpr int kPvDims = kHeadDim / kWarps;   // output dims a warp accumulates
+// Columns among the owned values: owned value k is in column k % kOwnedCombos.
+constexpr int kOwnedCombos = kOwn.both_rows ? kOwned / 2 : 1;
+constexpr int kPvDims = kHeadDim / kWarps;  // output dims a warp accumulates
 constexpr int kPvMTiles = kPvDims / 16;
 constexpr int kPvKSteps = kTileEntries / 16;
 constexpr int kPvGroups = warp_value_groups(kShape);  // 64-dim groups of a warp's value dims
@@ -76,6 +78,7 @@ static_assert(kHeadsPerCta == 8 || kHeadsPerCta == 16 || kHeadsPerCta == 32, "he
 static_assert(kDimParts == 2 || kDimParts == 4, "2 or 4 warps per entry block");
 static_assert(kWarps == kDimParts * kEntryBlocks, "whole entry blocks");
 static_assert(kOwned >= 1 && kValues % kDimParts == 0, "every score value has one owner");
+static_assert(kOwn.both_rows || kOwned == 1, "Lanes::owned_prob_at: one value or both rows");
 static_assert(kPvDims % 16 == 0 && kTileEntries % 16 == 0, "whole MMA tiles");
 static_assert(kGatherThreads <= kThreads && kGatherThreads % 32 == 0, "whole gathering warps");
 static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
@@ -137,6 +140,7 @@ struct Lanes {
   u32 score_b;               // scores: this lane's ldmatrix row of the query tile (k-step 0)
   u32 pv_probs;              // values: this lane's ldmatrix row of P (k-step 0)
   u32 pv_values[kPvMTiles];  // values: this lane's ldmatrix.trans row of V (stage 0, k-step 0)
+  u32 owned_prob;            // softmax: owned value 0's (head, entry) in a probability tile
 
   SMLA_DEVICE int score_entry(int r) const { return 16 * block + g + 8 * r; }
   // Owned value k: v = part + kDimParts * k of the thread's kValues, v = r * kCombos + combo.
@@ -144,6 +148,14 @@ struct Lanes {
   SMLA_DEVICE int owned_row(int k) const { return (part + kDimParts * k) / kCombos; }
   // The head of column combo (n tile combo / 2, head combo % 2 of the thread's pair).
   SMLA_DEVICE int head(int combo) const { return 8 * (combo >> 1) + 2 * c + (combo & 1); }
+  // Owned value k's byte offset in a probability tile, from owned value 0's by a constant: an
+  // owner of both rows steps by kDimParts combos (4 * kDimParts heads: kDimParts is even), and
+  // its second half is row g + 8.
+  SMLA_DEVICE u32 owned_prob_at(int k) const {
+    if (!kOwn.both_rows) return owned_prob;  // one owned value
+    const int half = kOwned / 2;
+    return owned_prob + 2 * (4 * kDimParts * (k % half) * kGeo.prob_stride + 8 * (k / half));
+  }
   // The first of the dims of value group j (kPvGroups per warp).
   SMLA_DEVICE int group_dim0(int j) const { return warp * kPvDims + 64 * j; }
   // Whether m tile mt is one of an fp8 pair, whose output dims are adjacent: pv_dim(mt + 1, r)
@@ -203,6 +215,7 @@ SMLA_DEVICE Lanes make_lanes() {
     t.pv_values[mt] =
         kGeo.raw_offset + pv_entry * kGeo.entry_bytes + 16 * stored_chunk(pv_entry, chunk);
   }
+  t.owned_prob = 2 * (t.head(t.owned_combo(0)) * kGeo.prob_stride + t.score_entry(t.owned_row(0)));
   return t;
 }
 
@@ -549,9 +562,10 @@ SMLA_DEVICE float score_factor(const DecodeParams& p, const unsigned char* smem,
 }
 
 // Sums every part's partial scores of the values this thread owns, in part order, scaled to
-// log2 units; -inf for invalid entries.
-SMLA_DEVICE void owned_scores(const DecodeParams& p, unsigned char* smem, const Lanes& t, int stage,
-                              float (&s)[kNTiles][4], float (&x)[kOwned]) {
+// log2 units by their heads' factors (score_factor, read once per CTA); -inf for invalid entries.
+SMLA_DEVICE void owned_scores(unsigned char* smem, const Lanes& t, int stage,
+                              const float (&factor)[kOwnedCombos], float (&s)[kNTiles][4],
+                              float (&x)[kOwned]) {
   // Laid out [warp][owner part][lane][owned value]: a thread writes each owner's values, and
   // reads each part's values for it, as one access.
   float* exchange = (float*)(smem + kGeo.exchange_offset);
@@ -581,7 +595,7 @@ SMLA_DEVICE void owned_scores(const DecodeParams& p, unsigned char* smem, const 
   for (int k = 0; k < kOwned; ++k) {
     const bool valid =
         smem[kGeo.valid_offset + stage * kTileEntries + t.score_entry(t.owned_row(k))] != 0;
-    x[k] = valid ? sum[k] * score_factor(p, smem, t.head(t.owned_combo(k))) : neg_inf();
+    x[k] = valid ? sum[k] * factor[k % kOwnedCombos] : neg_inf();
   }
 }
 
@@ -690,10 +704,10 @@ SMLA_DEVICE void fold_accumulators(unsigned char* smem, Accumulators& acc,
     }
 }
 
-// Probability v of (head, entry) for the value product: f16 for the fp8 layouts (P <= 2^15:
-// kLazyMargin), bf16 for the bf16 layout; the packed layout's bf16 rope dims take a bf16 copy.
-SMLA_DEVICE void store_probability(unsigned char* smem, int head, int entry, float v) {
-  const int at = 2 * (head * kGeo.prob_stride + entry);
+// Probability v at byte `at` of the tile (Lanes::owned_prob_at) for the value product: f16 for
+// the fp8 layouts (P <= 2^15: kLazyMargin), bf16 for the bf16 layout; the packed layout's bf16
+// rope dims take a bf16 copy.
+SMLA_DEVICE void store_probability(unsigned char* smem, u32 at, float v) {
   *(u16*)(smem + kGeo.prob_offset + at) =
       (u16)(kBf16Kv ? pack_bf16x2(v, 0.0f) : pack_f16x2(v, 0.0f));
   if (kPacked) *(u16*)(smem + kGeo.rope_prob_offset + at) = (u16)pack_bf16x2(v, 0.0f);
@@ -905,6 +919,12 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       kStages < walk.count ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile)) : -1;
   // After the first copies are issued, so that the query's latency overlaps theirs.
   load_query_tile(p, smem, row, head_group);
+  __syncthreads();
+  float owned_factor[kOwnedCombos];  // the score factors of the owned values' heads
+#pragma unroll
+  for (int j = 0; j < kOwnedCombos; ++j) {
+    owned_factor[j] = score_factor(p, smem, t.head(t.owned_combo(j)));
+  }
 
   int tile = walk.first;
   int stage = 0, fetch_stage = kStages - 1;
@@ -930,7 +950,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       fp8_scores(smem, t, stage, s);
     }
     float x[kOwned];
-    owned_scores(p, smem, t, stage, s, x);
+    owned_scores(smem, t, stage, owned_factor, s, x);
 
     // Probabilities against the current reference; any score above it by the margin (or a
     // first valid score) makes every thread take the exact path below.
@@ -944,7 +964,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       const float m = pick(seg_max, combo);
       raise = raise || x[k] > m + kLazyMargin;
       prob[k] = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - m);
-      store_probability(smem, t.head(combo), t.score_entry(t.owned_row(k)), prob[k]);
+      store_probability(smem, t.owned_prob_at(k), prob[k]);
     }
     // The probabilities are complete (if no reference moves).
     if (!syncthreads_any(raise)) {
@@ -964,7 +984,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       for (int k = 0; k < kOwned; ++k) {
         const int combo = t.owned_combo(k);
         const float exact = x[k] == neg_inf() ? 0.0f : exp2_approx(x[k] - pick(seg_max, combo));
-        store_probability(smem, t.head(combo), t.score_entry(t.owned_row(k)), exact);
+        store_probability(smem, t.owned_prob_at(k), exact);
         owned_sum[k] = __fadd_rn(__fmul_rn(owned_sum[k], pick(rescale, combo)), exact);
       }
       if (!segment_fresh) {
