@@ -46,4 +46,28 @@ TileConfig default_tile_config(const smla_problem& problem) {
   return config;
 }
 
+std::optional<NarrowSplit> narrow_split(const smla_problem& problem, const TileConfig& tile) {
+  // NOTE (measured on the H200, docs/PERFORMANCE.md): 16 heads, 128 + 1024 entries, split over
+  // 8-head CTAs: 1 row 11.90 -> 10.31 us, 8 rows 12.61 -> 12.60, 32 rows 25.86 -> 30.41.
+  if (tile.heads_per_cta != 16) return std::nullopt;
+  if (KernelKey::decode("", problem, tile).geometry().segments < 2) return std::nullopt;
+  NarrowSplit narrow{tile, 8};
+  narrow.tile.heads_per_cta = 8;
+  if (!KernelKey::decode("", problem, narrow.tile).unsupported_tile().empty()) return std::nullopt;
+  return narrow;
+}
+
+std::vector<KernelKey> default_problem_kernels(const std::string& arch,
+                                               const smla_problem& problem) {
+  const TileConfig tile = default_tile_config(problem);
+  std::vector<KernelKey> keys = {KernelKey::decode(arch, problem, tile)};
+  if (const std::optional<NarrowSplit> narrow = narrow_split(problem, tile)) {
+    keys.push_back(KernelKey::decode(arch, problem, narrow->tile));
+  }
+  for (size_t i = 0, decode_kernels = keys.size(); i < decode_kernels; ++i) {
+    if (keys[i].geometry().segments > 1) keys.push_back(KernelKey::combine_for(keys[i]));
+  }
+  return keys;
+}
+
 }  // namespace smla

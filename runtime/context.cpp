@@ -155,8 +155,10 @@ Context::~Context() {
   {
     ScopedCurrentContext current(*driver_, cu_context_);
     for (auto& entry : prepared_) {
-      if (entry.second->decode.module) driver_->cuModuleUnload(entry.second->decode.module);
-      if (entry.second->combine.module) driver_->cuModuleUnload(entry.second->combine.module);
+      Prepared& p = *entry.second;
+      for (LoadedKernel* kernel : {&p.decode, &p.combine, &p.narrow_decode, &p.narrow_combine}) {
+        unload(kernel);
+      }
     }
   }
   if (cu_context_) driver_->cuDevicePrimaryCtxRelease(cu_device_);
@@ -188,6 +190,20 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   return status;
 }
 
+void Context::unload(LoadedKernel* kernel) {
+  if (kernel->module) driver_->cuModuleUnload(kernel->module);
+  *kernel = LoadedKernel{};
+}
+
+Status Context::load_decode_pair(const KernelKey& key, bool allow_compile, LoadedKernel* decode,
+                                 LoadedKernel* combine) {
+  SMLA_TRY(load_kernel(key, allow_compile, decode));
+  if (key.geometry().segments < 2) return Status::ok();
+  const Status status = load_kernel(KernelKey::combine_for(key), allow_compile, combine);
+  if (!status) unload(decode);
+  return status;
+}
+
 Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
                                const Prepared** result) {
   if (const Prepared* found = find_prepared(problem)) {
@@ -200,7 +216,8 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   TileConfig tile = default_tile_config(problem);
   // NOTE: SMLA_TILE forces one tile configuration on every problem: a knob for measuring
   // candidates (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.mma_sync smla bench ...`), not for serving.
-  if (const char* forced = env("SMLA_TILE")) {
+  const char* forced = env("SMLA_TILE");
+  if (forced) {
     const std::optional<TileConfig> parsed = TileConfig::parse(forced);
     if (!parsed)
       return error(SMLA_ERR_INVALID_ARGUMENT, "SMLA_TILE = \"{}\": not a tile configuration",
@@ -212,13 +229,23 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   if (!unsupported.empty()) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "tile {}: {}", tile.text(), unsupported);
   }
-  auto prepared = std::unique_ptr<Prepared>(new Prepared{key, DecodeScheduler(key), {}, {}});
-  SMLA_TRY(load_kernel(key, allow_compile, &prepared->decode));
-  if (prepared->scheduler.geometry().segments > 1) {
-    const Status status =
-        load_kernel(KernelKey::combine_for(key), allow_compile, &prepared->combine);
+  // A forced tile runs every call.
+  const std::optional<NarrowSplit> narrow = forced ? std::nullopt : narrow_split(problem, tile);
+  std::optional<KernelKey> narrow_key;
+  if (narrow) narrow_key = KernelKey::decode(arch_, problem, narrow->tile);
+  auto prepared = std::unique_ptr<Prepared>(new Prepared{
+      DecodeScheduler(key, narrow_key ? &*narrow_key : nullptr, narrow ? narrow->max_rows : 0),
+      {},
+      {},
+      {},
+      {}});
+  SMLA_TRY(load_decode_pair(key, allow_compile, &prepared->decode, &prepared->combine));
+  if (narrow_key) {
+    const Status status = load_decode_pair(*narrow_key, allow_compile, &prepared->narrow_decode,
+                                           &prepared->narrow_combine);
     if (!status) {
-      if (prepared->decode.module) driver_->cuModuleUnload(prepared->decode.module);
+      unload(&prepared->decode);
+      unload(&prepared->combine);
       return status;
     }
   }
@@ -302,17 +329,18 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
   }
 
+  const LoadedKernel& decode = plan.narrow ? prepared.narrow_decode : prepared.decode;
+  const LoadedKernel& combine = plan.narrow ? prepared.narrow_combine : prepared.combine;
   void* kernel_args[] = {&params};
   CUlaunchConfig config{};
   config.gridDimX = static_cast<unsigned>(plan.decode_blocks);
   config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = static_cast<unsigned>(prepared.decode.threads);
+  config.blockDimX = static_cast<unsigned>(decode.threads);
   config.blockDimY = config.blockDimZ = 1;
-  config.sharedMemBytes = static_cast<unsigned>(prepared.decode.smem_bytes);
+  config.sharedMemBytes = static_cast<unsigned>(decode.smem_bytes);
   config.hStream = stream;
-  SMLA_TRY(driver_->check(
-      driver_->cuLaunchKernelEx(&config, prepared.decode.function, kernel_args, nullptr),
-      "cuLaunchKernelEx(decode)"));
+  SMLA_TRY(driver_->check(driver_->cuLaunchKernelEx(&config, decode.function, kernel_args, nullptr),
+                          "cuLaunchKernelEx(decode)"));
   if (!plan.split) return Status::ok();
   // NOTE: programmatic dependent launch: the combine grid is launched while the decode grid
   // still runs (hiding its launch latency, ~2-3 us of a 1-row call) and waits inside the
@@ -323,11 +351,10 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   config.attrs = &overlap;
   config.numAttrs = 1;
   config.gridDimX = static_cast<unsigned>(plan.combine_blocks);
-  config.blockDimX = static_cast<unsigned>(prepared.combine.threads);
+  config.blockDimX = static_cast<unsigned>(combine.threads);
   config.sharedMemBytes = 0;
-  return driver_->check(
-      driver_->cuLaunchKernelEx(&config, prepared.combine.function, kernel_args, nullptr),
-      "cuLaunchKernelEx(combine)");
+  return driver_->check(driver_->cuLaunchKernelEx(&config, combine.function, kernel_args, nullptr),
+                        "cuLaunchKernelEx(combine)");
 }
 
 }  // namespace smla

@@ -63,16 +63,21 @@ class Context {
     int smem_bytes = 0;
   };
   struct Prepared {
-    KernelKey decode_key;
     DecodeScheduler scheduler;
     LoadedKernel decode;
-    LoadedKernel combine;  // loaded when the problem can split
+    LoadedKernel combine;        // loaded when the problem can split
+    LoadedKernel narrow_decode;  // the narrow split's kernels (autotune/heuristics.h), if any
+    LoadedKernel narrow_combine;
   };
 
   Context() = default;
   Status open_device(int ordinal);
   Status prepare_locked(const smla_problem& problem, bool allow_compile, const Prepared** result);
   Status load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel);
+  // The decode kernel of `key` and, when it splits, its combine kernel.
+  Status load_decode_pair(const KernelKey& key, bool allow_compile, LoadedKernel* decode,
+                          LoadedKernel* combine);
+  void unload(LoadedKernel* kernel);
   Status launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
                 void* workspace, size_t workspace_bytes, CUstream stream);
   const Prepared* find_prepared(const smla_problem& problem) const;

@@ -14,6 +14,7 @@ namespace smla {
 
 struct DecodeLaunch {
   bool split = false;
+  bool narrow = false;  // split over the narrow kernel's head groups
   int64_t decode_blocks = 0;
   int64_t combine_blocks = 0;    // 0 when not split
   size_t workspace_bytes = 0;    // what this call needs
@@ -22,7 +23,10 @@ struct DecodeLaunch {
 
 class DecodeScheduler {
  public:
-  explicit DecodeScheduler(const KernelKey& decode_key);
+  // `narrow_key`: the problem's narrow split kernel (autotune/heuristics.h), which runs the
+  // split calls of at most `narrow_max_rows` rows (as far as its partials fit the limits).
+  explicit DecodeScheduler(const KernelKey& decode_key, const KernelKey* narrow_key = nullptr,
+                           int narrow_max_rows = 0);
 
   // NOTE: rows split into their segments while rows * head_groups <= kSplitCtaLimit, i.e. while
   // whole-row CTAs would leave much of a 132-148 SM GPU idle (at 64 rows of 16 heads, splitting
@@ -34,18 +38,26 @@ class DecodeScheduler {
   DecodeLaunch plan(int num_rows) const;
   // The largest workspace any num_rows <= max_rows needs.
   size_t workspace_bytes(int max_rows) const;
-  bool splits(int num_rows) const { return num_rows <= max_split_rows_; }
+  bool splits(int num_rows) const {
+    return num_rows <= max_split_rows_ || num_rows <= narrow_rows_;
+  }
   // The largest num_rows that splits (0 for kernels of one segment).
   int64_t max_split_rows() const { return max_split_rows_; }
   int head_groups() const { return head_groups_; }
   const DecodeGeometry& geometry() const { return geometry_; }
 
  private:
+  DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups) const;
+  int64_t max_split_rows_for(int heads_per_cta, int head_groups) const;
+
   DecodeGeometry geometry_;
   int heads_ = 0;
   int heads_per_cta_ = 0;
   int head_groups_ = 0;
   int64_t max_split_rows_ = 0;
+  int narrow_heads_per_cta_ = 0;
+  int narrow_head_groups_ = 0;
+  int64_t narrow_rows_ = 0;  // calls of at most this many rows split over the narrow kernel
 };
 
 }  // namespace smla

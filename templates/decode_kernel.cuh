@@ -386,8 +386,9 @@ SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int
 
 // Score accumulators: with one n tile, even and odd k-steps accumulate apart, so that two
 // independent MMA chains hide the MMA latency. (Measured on the H200: 4 chains at 8 heads are
-// no faster; 2 chains at 16 heads are 1-4% slower.)
-constexpr int kScoreChains = kNTiles == 1 ? 2 : 1;
+// no faster; 2 chains at 16 heads are 1-4% slower.) The 8-head CTAs of a wider problem's narrow
+// split keep one chain: their scores must be the bits of its 16-head CTAs.
+constexpr int kScoreChains = kNTiles == 1 && kNumHeads <= 8 ? 2 : 1;
 struct ScoreChains {
   float s[kScoreChains][kNTiles][4];
 };
@@ -614,32 +615,65 @@ SMLA_DEVICE float column_sum(float v) {
   return v + __shfl_xor_sync(0xffffffffu, v, 16);
 }
 
-// Writes the column reduction (max or sum over the owned entries) of each owned head into its
-// slot; `values` are per owned value.
-template <bool kMax>
-SMLA_DEVICE void write_slots(const Lanes& t, float* slots, const float (&values)[kOwned]) {
+// Writes the column maximum of each owned head into its slot (the order of a maximum does not
+// matter); `values` are per owned value.
+SMLA_DEVICE void write_max_slots(const Lanes& t, float* slots, const float (&values)[kOwned]) {
   constexpr int kColumns = kOwn.both_rows ? kOwned / 2 : kOwned;
 #pragma unroll
   for (int k = 0; k < kColumns; ++k) {
     float v = values[k];
-    if (kOwn.both_rows) v = kMax ? fmaxf(v, values[k + kColumns]) : v + values[k + kColumns];
-    v = kMax ? column_max(v) : column_sum(v);
+    if (kOwn.both_rows) v = fmaxf(v, values[k + kColumns]);
+    v = column_max(v);
     const int slot = t.block * kOwn.row_slots + (kOwn.row_slots == 2 ? t.owned_row(k) : 0);
     if (t.g == 0) slots[t.head(t.owned_combo(k)) * kOwn.slots_per_head + slot] = v;
   }
 }
 
-// Reads the slots of one head and reduces them in slot order.
-template <bool kMax>
+// Writes a segment's sum of each owned head into its entry block's slot: row g + 8 added to row
+// g, then the column sum, as an owner of both rows does. An owner of one row (kOwned == 1) of
+// row g + 8 hands its sums to the part that owns row g of the same column (part - kCombos),
+// through the exchange area: every read of it is behind a block barrier by now. Called by
+// every thread (it holds a barrier when the rows are apart).
+SMLA_DEVICE void write_sum_slots(unsigned char* smem, const Lanes& t, float* slots,
+                                 const float (&sums)[kOwned]) {
+  constexpr int kColumns = kOwn.both_rows ? kOwned / 2 : kOwned;
+  float partner[kColumns];
+  if constexpr (kOwn.both_rows) {
+#pragma unroll
+    for (int k = 0; k < kColumns; ++k) partner[k] = sums[k + kColumns];
+  } else {
+    // kOwned == 1 here (the static_assert on kOwn above).
+    float* handoff = (float*)(smem + kGeo.exchange_offset);
+    const int pair = (t.part % kCombos) * kEntryBlocks + t.block;  // column part % kCombos
+    if (t.owned_row(0) == 1) handoff[pair * 32 + t.lane] = sums[0];
+    __syncthreads();
+    if (t.owned_row(0) == 1) return;
+    partner[0] = handoff[pair * 32 + t.lane];
+  }
+#pragma unroll
+  for (int k = 0; k < kColumns; ++k) {
+    const float v = column_sum(sums[k] + partner[k]);
+    if (t.g == 0) slots[t.head(t.owned_combo(k)) * kOwn.sum_slots_per_head + t.block] = v;
+  }
+}
+
+// Reads the kSlots slots of one head and reduces them in slot order.
+template <bool kMax, int kSlots>
 SMLA_DEVICE float read_slots(const float* slots, int head) {
-  const float* s = slots + head * kOwn.slots_per_head;
+  const float* s = slots + head * kSlots;
   float r = kMax ? neg_inf() : 0.0f;
 #pragma unroll
-  for (int i = 0; i < kOwn.slots_per_head; i += 2) {
+  for (int i = 0; i < kSlots; i += 2) {
     const float2 v = *(const float2*)(s + i);
     r = kMax ? fmaxf(fmaxf(r, v.x), v.y) : r + v.x + v.y;
   }
   return r;
+}
+SMLA_DEVICE float read_max(const float* slots, int head) {
+  return read_slots<true, kOwn.slots_per_head>(slots, head);
+}
+SMLA_DEVICE float read_sum(const float* slots, int head) {
+  return read_slots<false, kOwn.sum_slots_per_head>(slots, head);
 }
 
 // a[i] for a run-time i, without indexing a register array (which would go to local memory).
@@ -972,14 +1006,19 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
       for (int k = 0; k < kOwned; ++k) owned_sum[k] = __fadd_rn(owned_sum[k], prob[k]);
     } else {
-      write_slots<true>(t, maxima, x);
+      write_max_slots(t, maxima, x);
       __syncthreads();
       float rescale[kCombos];
 #pragma unroll
       for (int k = 0; k < kCombos; ++k) {
-        const float new_max = fmaxf(seg_max[k], read_slots<true>(maxima, t.head(k)));
-        rescale[k] = seg_max[k] == neg_inf() ? 0.0f : exp2_approx(seg_max[k] - new_max);
-        seg_max[k] = new_max;
+        // Each head moves its reference only when its own scores pass the margin, so its bits
+        // do not depend on the other heads of the CTA; a head that keeps it rescales by 1.
+        const float tile_max = read_max(maxima, t.head(k));
+        const bool raises = tile_max > seg_max[k] + kLazyMargin;
+        rescale[k] = seg_max[k] == neg_inf() ? 0.0f
+                     : raises                ? exp2_approx(seg_max[k] - tile_max)
+                                             : 1.0f;
+        if (raises) seg_max[k] = tile_max;
       }
 #pragma unroll
       for (int k = 0; k < kOwned; ++k) {
@@ -1009,7 +1048,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     segment_fresh = segment_ends;
     if (segment_ends) {
       if (kPacked) finish_value_scales(t, value_scales, acc);
-      write_slots<false>(t, sums, owned_sum);
+      write_sum_slots(smem, t, sums, owned_sum);
       __syncthreads();
       // In split mode (or with one segment) the CTA's only segment is the total: its sums stay
       // in their slots for the code after the loop.
@@ -1021,7 +1060,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
         for (int k = 0; k < kCombos; ++k) {
           float total_max = from[2 * t.head(k)], total_sum = from[2 * t.head(k) + 1];
-          const float seg_sum = read_slots<false>(sums, t.head(k));
+          const float seg_sum = read_sum(sums, t.head(k));
           step[k] = fold_state(total_max, total_sum, seg_max[k], seg_sum);
           if (folds_writer) to[2 * t.head(k)] = total_max, to[2 * t.head(k) + 1] = total_sum;
         }
@@ -1049,7 +1088,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 #pragma unroll
     for (int k = 0; k < kCombos; ++k) {
       total_max[k] = seg_max[k];
-      total_sum[k] = walk.count > 0 ? read_slots<false>(sums, t.head(k)) : 0.0f;
+      total_sum[k] = walk.count > 0 ? read_sum(sums, t.head(k)) : 0.0f;
     }
   }
 

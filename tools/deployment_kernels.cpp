@@ -23,9 +23,7 @@ Status deployment_kernels(const Deployment& deployment, const std::vector<std::s
     if (!valid)
       return error(valid.code(), "deployment {}, {}: {}", deployment.name, label, valid.message());
     for (const std::string& arch : archs) {
-      const KernelKey decode = KernelKey::decode(arch, problem, default_tile_config(problem));
-      add(decode);
-      if (decode.geometry().segments > 1) add(KernelKey::combine_for(decode));
+      for (const KernelKey& key : default_problem_kernels(arch, problem)) add(key);
     }
   }
   return Status::ok();

@@ -28,21 +28,16 @@ constexpr const char* kArchs[] = {"sm_90a", "sm_100a", "sm_103a"};
 constexpr int kMaxContext = 131072;  // the presets' default: HCA width 1024
 constexpr int kCompileThreads = 2;
 
-// The kernels smla_prepare loads for `problem`: its decode kernel, and the combine kernel when
-// the decode kernel has more than one segment. Keyed by text, so shared kernels compile once.
+// The kernels smla_prepare loads for `problem`, keyed by text so shared kernels compile once.
 void add_kernels(const smla_problem& problem, std::map<std::string, KernelKey>* keys) {
   for (const char* arch : kArchs) {
-    const KernelKey decode = KernelKey::decode(arch, problem, default_tile_config(problem));
-    keys->emplace(decode.text(), decode);
-    if (decode.geometry().segments > 1) {
-      const KernelKey combine = KernelKey::combine_for(decode);
-      keys->emplace(combine.text(), combine);
-    }
+    for (const KernelKey& key : default_problem_kernels(arch, problem))
+      keys->emplace(key.text(), key);
   }
 }
 
 std::vector<smla_problem> preset_problems(const std::string& preset,
-                                         int max_context = kMaxContext) {
+                                          int max_context = kMaxContext) {
   Deployment deployment;
   const Status status = preset_deployment(preset, max_context, &deployment);
   EXPECT_TRUE(status) << preset << ": " << status.message();
