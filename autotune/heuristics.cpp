@@ -46,14 +46,24 @@ TileConfig default_tile_config(const smla_problem& problem) {
   return config;
 }
 
-std::optional<NarrowSplit> narrow_split(const smla_problem& problem, const TileConfig& tile) {
-  // NOTE (measured on the H200, docs/PERFORMANCE.md): 16 heads, 128 + 1024 entries, split over
-  // 8-head CTAs: 1 row 11.90 -> 10.31 us, 8 rows 12.61 -> 12.60, 32 rows 25.86 -> 30.41.
-  if (tile.heads_per_cta != 16) return std::nullopt;
-  if (KernelKey::decode("", problem, tile).geometry().segments < 2) return std::nullopt;
-  NarrowSplit narrow{tile, 8};
-  narrow.tile.heads_per_cta = 8;
-  if (!KernelKey::decode("", problem, narrow.tile).unsupported_tile().empty()) return std::nullopt;
+std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileConfig& tile) {
+  // NOTE (measured on the H200, docs/PERFORMANCE.md): split calls whose narrower grid fits one
+  // wave are faster, those past it slower. 16 heads, 128 + 1024 entries (9 segments) over 8-head
+  // CTAs: rows 1 / 7 / 8 12.16 / 12.68 / 12.80 -> 10.59 / 11.53 / 12.93 us; 32 heads (64-entry
+  // tiles): 1 row 16.94 -> 9.54 (8 heads per CTA), 4 rows 17.68 -> 12.21 (16), 8 rows 18.52 ->
+  // 20.51 (16); 128 heads: 1 row 17.47 -> 11.93 (16).
+  std::vector<NarrowSplit> narrow;
+  const int segments = KernelKey::decode("", problem, tile).geometry().segments;
+  if (segments < 2) return narrow;
+  for (const int heads_per_cta : {8, 16}) {
+    if (heads_per_cta >= tile.heads_per_cta) break;
+    const int head_groups = (problem.num_heads + heads_per_cta - 1) / heads_per_cta;
+    NarrowSplit split{tile, kNarrowSplitCtas / (segments * head_groups)};
+    split.tile.heads_per_cta = heads_per_cta;
+    if (split.max_rows < 1) continue;
+    if (!KernelKey::decode("", problem, split.tile).unsupported_tile().empty()) continue;
+    narrow.push_back(split);
+  }
   return narrow;
 }
 
@@ -61,8 +71,8 @@ std::vector<KernelKey> default_problem_kernels(const std::string& arch,
                                                const smla_problem& problem) {
   const TileConfig tile = default_tile_config(problem);
   std::vector<KernelKey> keys = {KernelKey::decode(arch, problem, tile)};
-  if (const std::optional<NarrowSplit> narrow = narrow_split(problem, tile)) {
-    keys.push_back(KernelKey::decode(arch, problem, narrow->tile));
+  for (const NarrowSplit& narrow : narrow_splits(problem, tile)) {
+    keys.push_back(KernelKey::decode(arch, problem, narrow.tile));
   }
   for (size_t i = 0, decode_kernels = keys.size(); i < decode_kernels; ++i) {
     if (keys[i].geometry().segments > 1) keys.push_back(KernelKey::combine_for(keys[i]));

@@ -17,14 +17,16 @@ namespace smla {
 
 TileConfig default_tile_config(const smla_problem& problem);
 
-// The kernel of a problem's few-row split calls, where it differs from `tile`'s: the same tile
-// with fewer heads per CTA, so a row's segments spread over more CTAs. The decode kernel gives a
-// head the same bits at 8 and at 16 heads per CTA, so rows keep their bits whichever runs.
+// The kernels of a problem's few-row split calls, narrowest first: `tile` with fewer heads per
+// CTA (8, 16), so a row's segments spread over more CTAs. The decode kernel gives a head the
+// same bits at 8, 16 and 32 heads per CTA of one tile, so rows keep their bits whichever runs.
 struct NarrowSplit {
   TileConfig tile;
-  int max_rows;  // calls of at most this many rows use it
+  int max_rows;  // calls of at most this many rows may use it
 };
-std::optional<NarrowSplit> narrow_split(const smla_problem& problem, const TileConfig& tile);
+// A narrow split serves the calls whose grid fits this many CTAs: one wave of a 132-SM H200.
+constexpr int kNarrowSplitCtas = 128;
+std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileConfig& tile);
 
 // The kernels smla_prepare loads for `problem` on `arch` without a forced tile: the default
 // tile's decode kernel, the narrow split's, and the combine kernel of each that has segments.

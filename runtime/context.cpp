@@ -155,10 +155,8 @@ Context::~Context() {
   {
     ScopedCurrentContext current(*driver_, cu_context_);
     for (auto& entry : prepared_) {
-      Prepared& p = *entry.second;
-      for (LoadedKernel* kernel : {&p.decode, &p.combine, &p.narrow_decode, &p.narrow_combine}) {
-        unload(kernel);
-      }
+      unload(&entry.second->main);
+      for (KernelPair& pair : entry.second->narrow) unload(&pair);
     }
   }
   if (cu_context_) driver_->cuDevicePrimaryCtxRelease(cu_device_);
@@ -190,17 +188,18 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   return status;
 }
 
-void Context::unload(LoadedKernel* kernel) {
-  if (kernel->module) driver_->cuModuleUnload(kernel->module);
-  *kernel = LoadedKernel{};
+void Context::unload(KernelPair* pair) {
+  for (LoadedKernel* kernel : {&pair->decode, &pair->combine}) {
+    if (kernel->module) driver_->cuModuleUnload(kernel->module);
+    *kernel = LoadedKernel{};
+  }
 }
 
-Status Context::load_decode_pair(const KernelKey& key, bool allow_compile, LoadedKernel* decode,
-                                 LoadedKernel* combine) {
-  SMLA_TRY(load_kernel(key, allow_compile, decode));
+Status Context::load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair) {
+  SMLA_TRY(load_kernel(key, allow_compile, &pair->decode));
   if (key.geometry().segments < 2) return Status::ok();
-  const Status status = load_kernel(KernelKey::combine_for(key), allow_compile, combine);
-  if (!status) unload(decode);
+  const Status status = load_kernel(KernelKey::combine_for(key), allow_compile, &pair->combine);
+  if (!status) unload(pair);
   return status;
 }
 
@@ -230,22 +229,17 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
     return error(SMLA_ERR_INVALID_ARGUMENT, "tile {}: {}", tile.text(), unsupported);
   }
   // A forced tile runs every call.
-  const std::optional<NarrowSplit> narrow = forced ? std::nullopt : narrow_split(problem, tile);
-  std::optional<KernelKey> narrow_key;
-  if (narrow) narrow_key = KernelKey::decode(arch_, problem, narrow->tile);
-  auto prepared = std::unique_ptr<Prepared>(new Prepared{
-      DecodeScheduler(key, narrow_key ? &*narrow_key : nullptr, narrow ? narrow->max_rows : 0),
-      {},
-      {},
-      {},
-      {}});
-  SMLA_TRY(load_decode_pair(key, allow_compile, &prepared->decode, &prepared->combine));
-  if (narrow_key) {
-    const Status status = load_decode_pair(*narrow_key, allow_compile, &prepared->narrow_decode,
-                                           &prepared->narrow_combine);
+  const std::vector<NarrowSplit> narrow =
+      forced ? std::vector<NarrowSplit>{} : narrow_splits(problem, tile);
+  auto prepared = std::unique_ptr<Prepared>(new Prepared{DecodeScheduler(key, narrow), {}, {}});
+  prepared->narrow.resize(narrow.size());
+  SMLA_TRY(load_decode_pair(key, allow_compile, &prepared->main));
+  for (size_t i = 0; i < narrow.size(); ++i) {
+    const KernelKey narrow_key = KernelKey::decode(arch_, problem, narrow[i].tile);
+    const Status status = load_decode_pair(narrow_key, allow_compile, &prepared->narrow[i]);
     if (!status) {
-      unload(&prepared->decode);
-      unload(&prepared->combine);
+      unload(&prepared->main);
+      for (KernelPair& pair : prepared->narrow) unload(&pair);
       return status;
     }
   }
@@ -329,8 +323,9 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
   }
 
-  const LoadedKernel& decode = plan.narrow ? prepared.narrow_decode : prepared.decode;
-  const LoadedKernel& combine = plan.narrow ? prepared.narrow_combine : prepared.combine;
+  const KernelPair& kernels = plan.narrow < 0 ? prepared.main : prepared.narrow[plan.narrow];
+  const LoadedKernel& decode = kernels.decode;
+  const LoadedKernel& combine = kernels.combine;
   void* kernel_args[] = {&params};
   CUlaunchConfig config{};
   config.gridDimX = static_cast<unsigned>(plan.decode_blocks);

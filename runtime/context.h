@@ -10,6 +10,7 @@
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "cache/cubin_store.h"
 #include "runtime/cuda_driver.h"
@@ -62,12 +63,14 @@ class Context {
     int threads = 0;
     int smem_bytes = 0;
   };
+  struct KernelPair {
+    LoadedKernel decode;
+    LoadedKernel combine;  // loaded when the decode kernel can split
+  };
   struct Prepared {
     DecodeScheduler scheduler;
-    LoadedKernel decode;
-    LoadedKernel combine;        // loaded when the problem can split
-    LoadedKernel narrow_decode;  // the narrow split's kernels (autotune/heuristics.h), if any
-    LoadedKernel narrow_combine;
+    KernelPair main;
+    std::vector<KernelPair> narrow;  // of the scheduler's narrow splits, in its order
   };
 
   Context() = default;
@@ -75,9 +78,8 @@ class Context {
   Status prepare_locked(const smla_problem& problem, bool allow_compile, const Prepared** result);
   Status load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel);
   // The decode kernel of `key` and, when it splits, its combine kernel.
-  Status load_decode_pair(const KernelKey& key, bool allow_compile, LoadedKernel* decode,
-                          LoadedKernel* combine);
-  void unload(LoadedKernel* kernel);
+  Status load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair);
+  void unload(KernelPair* pair);
   Status launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
                 void* workspace, size_t workspace_bytes, CUstream stream);
   const Prepared* find_prepared(const smla_problem& problem) const;

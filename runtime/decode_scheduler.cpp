@@ -4,19 +4,20 @@
 
 namespace smla {
 
-DecodeScheduler::DecodeScheduler(const KernelKey& decode_key, const KernelKey* narrow_key,
-                                 int narrow_max_rows)
+DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
+                                 const std::vector<NarrowSplit>& narrow)
     : geometry_(decode_key.geometry()),
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
       head_groups_((decode_key.heads + heads_per_cta_ - 1) / heads_per_cta_) {
   max_split_rows_ = max_split_rows_for(heads_per_cta_, head_groups_);
-  // The narrow kernel has the same segments (only its heads per CTA differ).
-  if (narrow_key != nullptr && narrow_key->geometry().segments == geometry_.segments) {
-    narrow_heads_per_cta_ = narrow_key->tile.heads_per_cta;
-    narrow_head_groups_ = (heads_ + narrow_heads_per_cta_ - 1) / narrow_heads_per_cta_;
-    narrow_rows_ = std::min<int64_t>(
-        narrow_max_rows, max_split_rows_for(narrow_heads_per_cta_, narrow_head_groups_));
+  // A narrow split has the same segments: only its heads per CTA differ.
+  for (const NarrowSplit& split : narrow) {
+    const int heads_per_cta = split.tile.heads_per_cta;
+    const int head_groups = (heads_ + heads_per_cta - 1) / heads_per_cta;
+    narrow_.push_back(
+        {heads_per_cta, head_groups,
+         std::min<int64_t>(split.max_rows, max_split_rows_for(heads_per_cta, head_groups))});
   }
 }
 
@@ -41,9 +42,10 @@ DecodeLaunch DecodeScheduler::split_launch(int num_rows, int heads_per_cta, int 
 }
 
 DecodeLaunch DecodeScheduler::plan(int num_rows) const {
-  if (num_rows <= narrow_rows_) {
-    DecodeLaunch launch = split_launch(num_rows, narrow_heads_per_cta_, narrow_head_groups_);
-    launch.narrow = true;
+  for (size_t i = 0; i < narrow_.size(); ++i) {
+    if (num_rows > narrow_[i].max_rows) continue;
+    DecodeLaunch launch = split_launch(num_rows, narrow_[i].heads_per_cta, narrow_[i].head_groups);
+    launch.narrow = static_cast<int>(i);
     return launch;
   }
   if (num_rows <= max_split_rows_) return split_launch(num_rows, heads_per_cta_, head_groups_);
@@ -53,10 +55,12 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
 }
 
 size_t DecodeScheduler::workspace_bytes(int max_rows) const {
-  // The need grows with num_rows while calls split (over either kernel); the largest splitting
-  // count of each is a bound.
+  // The need grows with num_rows while calls split over one kernel; the largest splitting count
+  // of each kernel is a bound.
+  std::vector<int64_t> limits = {max_split_rows_};
+  for (const Narrow& n : narrow_) limits.push_back(n.max_rows);
   size_t bytes = 0;
-  for (const int64_t limit : {max_split_rows_, narrow_rows_}) {
+  for (const int64_t limit : limits) {
     const int64_t largest_split = std::min<int64_t>(max_rows, limit);
     if (largest_split >= 1) {
       bytes = std::max(bytes, plan(static_cast<int>(largest_split)).workspace_bytes);

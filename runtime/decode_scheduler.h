@@ -7,14 +7,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "autotune/heuristics.h"
 #include "codegen/kernel_key.h"
 
 namespace smla {
 
 struct DecodeLaunch {
   bool split = false;
-  bool narrow = false;  // split over the narrow kernel's head groups
+  int narrow = -1;  // the narrow split that runs (an index into the scheduler's), or -1
   int64_t decode_blocks = 0;
   int64_t combine_blocks = 0;    // 0 when not split
   size_t workspace_bytes = 0;    // what this call needs
@@ -23,10 +25,11 @@ struct DecodeLaunch {
 
 class DecodeScheduler {
  public:
-  // `narrow_key`: the problem's narrow split kernel (autotune/heuristics.h), which runs the
-  // split calls of at most `narrow_max_rows` rows (as far as its partials fit the limits).
-  explicit DecodeScheduler(const KernelKey& decode_key, const KernelKey* narrow_key = nullptr,
-                           int narrow_max_rows = 0);
+  // `narrow`: the problem's narrow splits (autotune/heuristics.h), narrowest first; a split
+  // call runs the first whose max_rows it does not exceed (as far as its partials fit the
+  // limits below), else `decode_key`'s kernel.
+  explicit DecodeScheduler(const KernelKey& decode_key,
+                           const std::vector<NarrowSplit>& narrow = {});
 
   // NOTE: rows split into their segments while rows * head_groups <= kSplitCtaLimit, i.e. while
   // whole-row CTAs would leave much of a 132-148 SM GPU idle (at 64 rows of 16 heads, splitting
@@ -38,9 +41,7 @@ class DecodeScheduler {
   DecodeLaunch plan(int num_rows) const;
   // The largest workspace any num_rows <= max_rows needs.
   size_t workspace_bytes(int max_rows) const;
-  bool splits(int num_rows) const {
-    return num_rows <= max_split_rows_ || num_rows <= narrow_rows_;
-  }
+  bool splits(int num_rows) const { return plan(num_rows).split; }
   // The largest num_rows that splits (0 for kernels of one segment).
   int64_t max_split_rows() const { return max_split_rows_; }
   int head_groups() const { return head_groups_; }
@@ -55,9 +56,12 @@ class DecodeScheduler {
   int heads_per_cta_ = 0;
   int head_groups_ = 0;
   int64_t max_split_rows_ = 0;
-  int narrow_heads_per_cta_ = 0;
-  int narrow_head_groups_ = 0;
-  int64_t narrow_rows_ = 0;  // calls of at most this many rows split over the narrow kernel
+  struct Narrow {
+    int heads_per_cta;
+    int head_groups;
+    int64_t max_rows;  // calls of at most this many rows split over it
+  };
+  std::vector<Narrow> narrow_;
 };
 
 }  // namespace smla

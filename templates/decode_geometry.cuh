@@ -32,14 +32,11 @@ struct DecodeShape {
 // partial scores of the same 2 rows x (heads_per_cta / 4) columns per thread; part p owns the
 // values p, p + parts, p + 2 * parts, ... of the row-major order. When the columns divide among
 // the parts, an owner holds both rows of its columns and reduces them before the slots.
-// NOTE: a segment's sums add the two rows first whatever the ownership (an owner of one row gets
-// the other row's sum from its partner), so a head's bits are the same at 8 and at 16 heads per
-// CTA: the narrow split of few rows (autotune/heuristics.h) depends on it.
 struct ScoreOwnership {
   bool both_rows;
   int row_slots;           // max slots per head and entry block: 1 when the owner holds both rows
   int slots_per_head;      // of the per-head maxima in shared memory
-  int sum_slots_per_head;  // of the per-head sums: one per entry block
+  int sum_slots_per_head;  // of the per-head sums: at most one per entry block and row
 };
 
 SMLA_HOST_DEVICE constexpr ScoreOwnership score_ownership(const DecodeShape& s) {
@@ -50,7 +47,7 @@ SMLA_HOST_DEVICE constexpr ScoreOwnership score_ownership(const DecodeShape& s) 
   o.both_rows = columns % parts == 0;
   o.row_slots = o.both_rows ? 1 : 2;
   o.slots_per_head = entry_blocks * o.row_slots;
-  o.sum_slots_per_head = entry_blocks;
+  o.sum_slots_per_head = entry_blocks * 2;
   return o;
 }
 

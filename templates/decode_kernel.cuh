@@ -629,14 +629,28 @@ SMLA_DEVICE void write_max_slots(const Lanes& t, float* slots, const float (&val
   }
 }
 
-// Writes a segment's sum of each owned head into its entry block's slot: row g + 8 added to row
-// g, then the column sum, as an owner of both rows does. An owner of one row (kOwned == 1) of
-// row g + 8 hands its sums to the part that owns row g of the same column (part - kCombos),
-// through the exchange area: every read of it is behind a block barrier by now. Called by
-// every thread (it holds a barrier when the rows are apart).
+// NOTE: a problem of more than 8 heads may run in CTAs of 8, 16 or 32 heads (the narrow splits
+// of autotune/heuristics.h), which must give a head the same bits: its softmax reference moves
+// only on its own scores, and its sums add in one order whoever owns them. An 8-head problem
+// has one width and keeps the cheaper CTA-wide forms.
+constexpr bool kHeadsAlone = kNumHeads > 8;
+// Sum slots per head: per entry block, or per (entry block, row) when one-row owners skip the
+// handoff below.
+constexpr int kSumSlots = kOwn.both_rows || kHeadsAlone ? kEntryBlocks : 2 * kEntryBlocks;
+
+// Writes a segment's sum of each owned head into its slot. Owners of both rows add row g + 8 to
+// row g before the column sum; with kHeadsAlone an owner of one row (kOwned == 1) does the same
+// after the owner of row g + 8 of its column (part + kCombos) hands its sums over through the
+// exchange area (every read of it is behind a block barrier by now), so the order is the same
+// at every width. Called by every thread (it holds a barrier then).
 SMLA_DEVICE void write_sum_slots(unsigned char* smem, const Lanes& t, float* slots,
                                  const float (&sums)[kOwned]) {
   constexpr int kColumns = kOwn.both_rows ? kOwned / 2 : kOwned;
+  if constexpr (!kOwn.both_rows && !kHeadsAlone) {
+    const float v = column_sum(sums[0]);
+    if (t.g == 0) slots[t.head(t.owned_combo(0)) * kSumSlots + 2 * t.block + t.owned_row(0)] = v;
+    return;
+  }
   float partner[kColumns];
   if constexpr (kOwn.both_rows) {
 #pragma unroll
@@ -653,7 +667,7 @@ SMLA_DEVICE void write_sum_slots(unsigned char* smem, const Lanes& t, float* slo
 #pragma unroll
   for (int k = 0; k < kColumns; ++k) {
     const float v = column_sum(sums[k] + partner[k]);
-    if (t.g == 0) slots[t.head(t.owned_combo(k)) * kOwn.sum_slots_per_head + t.block] = v;
+    if (t.g == 0) slots[t.head(t.owned_combo(k)) * kSumSlots + t.block] = v;
   }
 }
 
@@ -673,7 +687,7 @@ SMLA_DEVICE float read_max(const float* slots, int head) {
   return read_slots<true, kOwn.slots_per_head>(slots, head);
 }
 SMLA_DEVICE float read_sum(const float* slots, int head) {
-  return read_slots<false, kOwn.sum_slots_per_head>(slots, head);
+  return read_slots<false, kSumSlots>(slots, head);
 }
 
 // a[i] for a run-time i, without indexing a register array (which would go to local memory).
@@ -1011,14 +1025,20 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       float rescale[kCombos];
 #pragma unroll
       for (int k = 0; k < kCombos; ++k) {
-        // Each head moves its reference only when its own scores pass the margin, so its bits
-        // do not depend on the other heads of the CTA; a head that keeps it rescales by 1.
         const float tile_max = read_max(maxima, t.head(k));
-        const bool raises = tile_max > seg_max[k] + kLazyMargin;
-        rescale[k] = seg_max[k] == neg_inf() ? 0.0f
-                     : raises                ? exp2_approx(seg_max[k] - tile_max)
-                                             : 1.0f;
-        if (raises) seg_max[k] = tile_max;
+        if (kHeadsAlone) {
+          // A head moves its reference only when its own scores pass the margin (not because
+          // another head's did); one that keeps it rescales by exactly 1.
+          const bool raises = tile_max > seg_max[k] + kLazyMargin;
+          rescale[k] = seg_max[k] == neg_inf() ? 0.0f
+                       : raises                ? exp2_approx(seg_max[k] - tile_max)
+                                               : 1.0f;
+          if (raises) seg_max[k] = tile_max;
+        } else {  // every head takes its exact maximum
+          const float new_max = fmaxf(seg_max[k], tile_max);
+          rescale[k] = seg_max[k] == neg_inf() ? 0.0f : exp2_approx(seg_max[k] - new_max);
+          seg_max[k] = new_max;
+        }
       }
 #pragma unroll
       for (int k = 0; k < kOwned; ++k) {

@@ -4,15 +4,17 @@
 // SMLA_ERR_WORKSPACE.
 #include <cstring>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "gpu_env.h"
 
 namespace smla::gpu_test {
 namespace {
 
-ref::CaseSpec contract_spec(int rows, uint64_t seed) {
+ref::CaseSpec contract_spec(int rows, uint64_t seed, int heads = 16) {
   ref::CaseSpec spec;
-  spec.problem = make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+  spec.problem = make_problem(heads, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
   spec.num_rows = rows;
   spec.seed = seed;
   return spec;
@@ -33,10 +35,14 @@ smla_args row_slice(const smla_problem& p, const smla_args& args, int first, int
   return s;
 }
 
-TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
-  SMLA_REQUIRE_GPU();
+// The rows of a call of `total` rows, rerun as calls of the slices' rows: the bits must agree.
+// The slices are chosen to run every kernel of the problem: the narrow splits (fewer heads per
+// CTA), the default tile's split and, for the full call, whole rows.
+void expect_batch_invariance(int heads, int total, uint64_t seed,
+                             const std::vector<std::pair<int, int>>& slices) {
+  SCOPED_TRACE(heads);
   GpuEnv& env = GpuEnv::get();
-  const ref::CaseSpec spec = contract_spec(200, 900);
+  const ref::CaseSpec spec = contract_spec(total, seed, heads);
   if (prewarmed(spec.problem)) return;
   const ref::HostCase host = ref::make_random_case(spec);
   tools::DeviceCase dc;
@@ -48,12 +54,11 @@ TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
   ASSERT_TRUE(full.comparison.passed({})) << full.comparison.summary();
 
   size_t workspace_bytes = 0;
-  ASSERT_EQ(smla_prepare(env.ctx, &host.problem, 200, &workspace_bytes), SMLA_OK);
+  ASSERT_EQ(smla_prepare(env.ctx, &host.problem, total, &workspace_bytes), SMLA_OK);
   DeviceBuffer workspace;
   ASSERT_TRUE(env.session->allocate(workspace_bytes, &workspace).is_ok());
   const size_t row_elements = static_cast<size_t>(host.problem.num_heads) * SMLA_HEAD_DIM;
-  // 1 and 40 rows split into segments; 200 rows run whole. The bits must agree.
-  for (const auto& slice : {std::pair<int, int>{0, 1}, {57, 1}, {199, 1}, {100, 40}, {3, 48}}) {
+  for (const auto& slice : slices) {
     ASSERT_TRUE(dc.poison_outputs().is_ok());
     const smla_args args = row_slice(host.problem, dc.args(), slice.first, slice.second);
     ASSERT_EQ(
@@ -67,12 +72,23 @@ TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
     const size_t begin = slice.first * row_elements;
     const size_t count = slice.second * row_elements;
     EXPECT_EQ(0, std::memcmp(out.data() + begin, full.out.data() + begin, count * 2))
-        << "rows " << slice.first << ".." << slice.first + slice.second
-        << " differ from the 200-row call";
+        << "rows " << slice.first << ".." << slice.first + slice.second << " differ from the "
+        << total << "-row call";
     EXPECT_EQ(0, std::memcmp(lse.data() + slice.first * host.problem.num_heads,
                              full.lse.data() + slice.first * host.problem.num_heads,
                              slice.second * host.problem.num_heads * sizeof(float)));
   }
+}
+
+TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
+  SMLA_REQUIRE_GPU();
+  // 16 heads: 1-7 rows split over 8-head CTAs, up to 96 over 16-head CTAs; 200 rows run whole.
+  expect_batch_invariance(16, 200, 900, {{0, 1}, {57, 1}, {199, 1}, {10, 7}, {100, 40}, {3, 48}});
+  // 32 heads (64-entry tiles): 1-3 rows over 8-head CTAs, 4-7 over 16, up to 56 over 32; 60
+  // rows run whole.
+  expect_batch_invariance(32, 60, 901, {{0, 1}, {5, 3}, {10, 5}, {20, 20}});
+  // 128 heads: 1 row over 16-head CTAs, up to 14 over 32; 20 rows run whole.
+  expect_batch_invariance(128, 20, 902, {{0, 1}, {19, 1}, {3, 5}});
 }
 
 // Row r takes row r+1's lists with a shorter random length: only entries the original case

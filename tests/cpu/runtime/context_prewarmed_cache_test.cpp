@@ -1,6 +1,7 @@
 // A cache file prewarmed by a context that may compile serves a context that may not: the
 // JIT-forbidden context prepares from the file alone (it could not compile), gets the same
-// workspace, and adds nothing to the cache; a problem the file lacks stays NOT_READY.
+// workspace, and adds nothing to the cache; a problem the file lacks stays NOT_READY, and so
+// does one whose narrow-split kernels the file lacks.
 #include <set>
 #include <string>
 
@@ -19,7 +20,7 @@ TEST_F(ContextPrewarmedCache, ServesAJitForbiddenContext) {
   std::set<std::string> expected;
   for (const KernelKey& key : default_problem_kernels("sm_90a", problem))
     expected.insert(key.text());
-  ASSERT_EQ(expected.size(), 4u);
+  ASSERT_EQ(expected.size(), 4u);  // 16 heads: the 8-head narrow split
 
   size_t prewarmed_workspace = 0;
   {
@@ -42,6 +43,30 @@ TEST_F(ContextPrewarmedCache, ServesAJitForbiddenContext) {
   smla_problem missing = problem;
   missing.num_heads = 8;
   EXPECT_EQ(smla_prepare(context.get(), &missing, 256, &workspace), SMLA_ERR_NOT_READY);
+}
+
+TEST_F(ContextPrewarmedCache, MissingNarrowKernelsAreNotReady) {
+  TempDir dir;
+  const std::string cache = dir.file("cache.sqlite");
+  const smla_problem problem = split_problem();
+  {
+    // The default tile forced: only its decode and combine kernels go to the file.
+    ScopedEnv forced("SMLA_TILE", default_tile_config(problem).text().c_str());
+    const smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_ALLOW);
+    ContextPtr context = create_context(&options);
+    ASSERT_NE(context, nullptr);
+    size_t workspace = 0;
+    ASSERT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_OK)
+        << smla_last_error();
+  }
+  ASSERT_EQ(cached_key_texts(cache).size(), 2u);
+  const smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_FORBID);
+  ContextPtr context = create_context(&options);
+  ASSERT_NE(context, nullptr);
+  size_t workspace = 0;
+  EXPECT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_ERR_NOT_READY);
+  EXPECT_NE(std::string(smla_last_error()).find("hg8."), std::string::npos) << smla_last_error();
+  EXPECT_EQ(cached_key_texts(cache).size(), 2u);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// The narrow split (autotune/heuristics.h): few-row calls of a 16-head kernel split over 8-head
-// CTAs of the same tile; more rows plan as before; the workspace covers every call; problems
-// without a 16-head tile, or with one segment, have none.
+// The narrow splits (autotune/heuristics.h): few-row calls split over CTAs with fewer heads of
+// the same tile while the grid fits kNarrowSplitCtas, the narrowest first; other calls plan as
+// without them; the workspace covers every call; single-segment kernels have none.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,32 +12,36 @@
 namespace smla {
 namespace {
 
-TEST(DecodeSchedulerNarrow, FewRowsSplitOverEightHeadCtas) {
-  const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
+void check_plans(const smla_problem& problem) {
+  SCOPED_TRACE(problem.num_heads);
   const TileConfig tile = default_tile_config(problem);
-  const std::optional<NarrowSplit> narrow = narrow_split(problem, tile);
-  ASSERT_TRUE(narrow.has_value());
-  TileConfig expected = tile;
-  expected.heads_per_cta = 8;
-  EXPECT_EQ(narrow->tile.text(), expected.text());
+  const std::vector<NarrowSplit> narrow = narrow_splits(problem, tile);
+  ASSERT_FALSE(narrow.empty());
   const KernelKey key = KernelKey::decode("sm_90a", problem, tile);
-  const KernelKey narrow_key = KernelKey::decode("sm_90a", problem, narrow->tile);
   const DecodeScheduler plain(key);
-  const DecodeScheduler scheduler(key, &narrow_key, narrow->max_rows);
+  const DecodeScheduler scheduler(key, narrow);
   const int64_t segments = key.geometry().segments;
-  ASSERT_GT(segments, 1);
   size_t largest = 0;
   for (int rows = 1; rows <= 300; ++rows) {
     SCOPED_TRACE(rows);
     const DecodeLaunch launch = scheduler.plan(rows);
-    EXPECT_EQ(launch.narrow, rows <= narrow->max_rows);
-    if (launch.narrow) {
-      const int64_t items = rows * segments * 2;
+    int expected = -1;
+    for (size_t i = 0; i < narrow.size() && expected < 0; ++i) {
+      if (rows <= narrow[i].max_rows) expected = static_cast<int>(i);
+    }
+    ASSERT_EQ(launch.narrow, expected);
+    if (expected >= 0) {
+      const int64_t heads_per_cta = narrow[expected].tile.heads_per_cta;
+      const int64_t groups = (problem.num_heads + heads_per_cta - 1) / heads_per_cta;
+      const int64_t items = rows * segments * groups;
       EXPECT_TRUE(launch.split);
       EXPECT_EQ(launch.decode_blocks, items);
-      EXPECT_EQ(launch.combine_blocks, rows * 16);
-      EXPECT_EQ(launch.partial_ml_offset, static_cast<size_t>(items * 8 * SMLA_HEAD_DIM * 4));
-      EXPECT_EQ(launch.workspace_bytes, static_cast<size_t>(items * 8 * (SMLA_HEAD_DIM + 2) * 4));
+      EXPECT_LE(launch.decode_blocks, kNarrowSplitCtas);
+      EXPECT_EQ(launch.combine_blocks, rows * problem.num_heads);
+      EXPECT_EQ(launch.partial_ml_offset,
+                static_cast<size_t>(items * heads_per_cta * SMLA_HEAD_DIM * 4));
+      EXPECT_EQ(launch.workspace_bytes,
+                static_cast<size_t>(items * heads_per_cta * (SMLA_HEAD_DIM + 2) * 4));
     } else {
       const DecodeLaunch before = plain.plan(rows);
       EXPECT_EQ(launch.split, before.split);
@@ -50,20 +54,51 @@ TEST(DecodeSchedulerNarrow, FewRowsSplitOverEightHeadCtas) {
   }
 }
 
-TEST(DecodeSchedulerNarrow, OnlySixteenHeadTilesWithSegments) {
-  for (int heads : {1, 8, 32, 64, 128}) {
-    const smla_problem problem = test::dsv4_compressed_problem(heads, 64, 1024);
-    EXPECT_FALSE(narrow_split(problem, default_tile_config(problem)).has_value()) << heads;
+TEST(DecodeSchedulerNarrow, FewRowsSplitOverNarrowerCtas) {
+  for (int heads : {12, 16, 20, 32, 64, 100, 128}) {
+    check_plans(test::dsv4_compressed_problem(heads, 64, 1024));
   }
+  check_plans(test::dsv4_compressed_problem(16, 2, 8192));  // HCA at 1M context
+}
+
+TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
+  const auto splits = [](int heads) {
+    const smla_problem problem = test::dsv4_compressed_problem(heads, 64, 1024);
+    return narrow_splits(problem, default_tile_config(problem));
+  };
+  // 16 heads: 9 segments of 4 32-entry tiles; 8 heads per CTA, 18 CTAs a row.
+  const std::vector<NarrowSplit> h16 = splits(16);
+  ASSERT_EQ(h16.size(), 1u);
+  EXPECT_EQ(h16[0].tile.heads_per_cta, 8);
+  EXPECT_EQ(h16[0].max_rows, 7);
+  // 32 heads: 9 segments of 2 64-entry tiles; 8 heads (36 CTAs a row), then 16 (18).
+  const std::vector<NarrowSplit> h32 = splits(32);
+  ASSERT_EQ(h32.size(), 2u);
+  EXPECT_EQ(h32[0].tile.heads_per_cta, 8);
+  EXPECT_EQ(h32[0].max_rows, 3);
+  EXPECT_EQ(h32[1].tile.heads_per_cta, 16);
+  EXPECT_EQ(h32[1].max_rows, 7);
+  // 128 heads: 8 heads per CTA would take 144 CTAs for one row.
+  const std::vector<NarrowSplit> h128 = splits(128);
+  ASSERT_EQ(h128.size(), 1u);
+  EXPECT_EQ(h128[0].tile.heads_per_cta, 16);
+  EXPECT_EQ(h128[0].max_rows, 1);
+  for (const NarrowSplit& split : h32) {
+    TileConfig tile = default_tile_config(test::dsv4_compressed_problem(32, 64, 1024));
+    tile.heads_per_cta = split.tile.heads_per_cta;
+    EXPECT_EQ(split.tile.text(), tile.text());  // only the heads per CTA differ
+  }
+  EXPECT_TRUE(splits(8).empty());  // no fewer heads per CTA than 8
   const smla_problem window = test::dsv4_window_problem(16);  // one segment: nothing to split
-  EXPECT_FALSE(narrow_split(window, default_tile_config(window)).has_value());
-  // The narrow kernel is among the kernels a prepare loads (and `smla cache build` prewarms).
-  const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
-  const std::vector<KernelKey> keys = default_problem_kernels("sm_90a", problem);
-  ASSERT_EQ(keys.size(), 4u);  // two decode kernels, two combine kernels
+  EXPECT_TRUE(narrow_splits(window, default_tile_config(window)).empty());
+  // The narrow kernels are among those a prepare loads (and `smla cache build` prewarms).
+  const std::vector<KernelKey> keys =
+      default_problem_kernels("sm_90a", test::dsv4_compressed_problem(32, 64, 1024));
+  ASSERT_EQ(keys.size(), 6u);  // three decode kernels, then their combine kernels
   EXPECT_EQ(keys[1].tile.heads_per_cta, 8);
-  EXPECT_EQ(keys[3].family, KernelFamily::kCombine);
-  EXPECT_EQ(keys[3].tile.heads_per_cta, 8);
+  EXPECT_EQ(keys[2].tile.heads_per_cta, 16);
+  EXPECT_EQ(keys[4].family, KernelFamily::kCombine);
+  EXPECT_EQ(keys[4].tile.heads_per_cta, 8);
 }
 
 }  // namespace
