@@ -7,7 +7,8 @@ set -u
 OUT=${OUT:-/tmp/smla-out}
 mkdir -p "$OUT"
 steps=${*:-tests sanitize bench sass}
-#   ncu: one profile of the 16-head CSA decode kernel (stall reasons, memory and scheduler stats)
+#   ncu: one profile of a decode kernel (stall reasons, memory, scheduler and instruction stats)
+#        of NCU_PROBLEM's 256-row call (default: the 16-head CSA problem)
 export SMLA_CACHE=/tmp/smla-cache.sqlite
 cp carry/cache.sqlite "$SMLA_CACHE" 2>/dev/null || true
 export LD_LIBRARY_PATH=$PWD/carry:${LD_LIBRARY_PATH:-}
@@ -46,8 +47,9 @@ if has ncu; then
   timeout 200 ncu --clock-control none -k regex:smla_decode --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
     --section MemoryWorkloadAnalysis_Tables --section LaunchStats --section SourceCounters \
-    carry/smla bench --preset dsv4-pro-tp8 --layer csa --q-len 1 --rows 256 --iters 1 --repeats 1 \
-    >"$OUT/ncu.txt" 2>&1
+    --section InstructionStats \
+    carry/smla bench ${NCU_PROBLEM:---preset dsv4-pro-tp8 --layer csa --q-len 1} --rows 256 \
+    --iters 1 --repeats 1 >"$OUT/ncu.txt" 2>&1
   summary+=("ncu: rc=$? $(grep -E 'Duration|Memory Throughput|Compute \(SM\)' "$OUT/ncu.txt" | head -3 | tr -s ' ' | tr '\n' ';')")
 fi
 if has ncu-sass; then
