@@ -6,7 +6,6 @@
 
 #include <smla.h>
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,7 +28,7 @@ constexpr int kNarrowSplitCtas = 128;
 std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileConfig& tile);
 
 // The kernels smla_prepare loads for `problem` on `arch` without a forced tile: the default
-// tile's decode kernel, the narrow split's, and the combine kernel of each that has segments.
+// tile's decode kernel, the narrow splits', and the combine kernel of each that has segments.
 std::vector<KernelKey> default_problem_kernels(const std::string& arch,
                                                const smla_problem& problem);
 

@@ -12,9 +12,15 @@
 namespace smla::gpu_test {
 namespace {
 
-ref::CaseSpec contract_spec(int rows, uint64_t seed, int heads = 16) {
+// DSv4-Pro CSA (window 128 in pages of 256 + top-k 1024 in pages of 64), q_len 1.
+smla_problem contract_problem(int heads, smla_kv_layout layout = SMLA_KV_FP8_PACKED,
+                              smla_dtype q_dtype = SMLA_BF16) {
+  return make_problem(heads, layout, q_dtype, 1, {{256, 128}, {64, 1024}});
+}
+
+ref::CaseSpec contract_spec(int rows, uint64_t seed, const smla_problem& problem) {
   ref::CaseSpec spec;
-  spec.problem = make_problem(heads, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+  spec.problem = problem;
   spec.num_rows = rows;
   spec.seed = seed;
   return spec;
@@ -38,11 +44,12 @@ smla_args row_slice(const smla_problem& p, const smla_args& args, int first, int
 // The rows of a call of `total` rows, rerun as calls of the slices' rows: the bits must agree.
 // The slices are chosen to run every kernel of the problem: the narrow splits (fewer heads per
 // CTA), the default tile's split and, for the full call, whole rows.
-void expect_batch_invariance(int heads, int total, uint64_t seed,
+void expect_batch_invariance(const smla_problem& problem, int total, uint64_t seed,
                              const std::vector<std::pair<int, int>>& slices) {
-  SCOPED_TRACE(heads);
+  SCOPED_TRACE(::testing::Message() << problem.num_heads << " heads, layout " << problem.kv_layout
+                                    << ", q dtype " << problem.q_dtype);
   GpuEnv& env = GpuEnv::get();
-  const ref::CaseSpec spec = contract_spec(total, seed, heads);
+  const ref::CaseSpec spec = contract_spec(total, seed, problem);
   if (prewarmed(spec.problem)) return;
   const ref::HostCase host = ref::make_random_case(spec);
   tools::DeviceCase dc;
@@ -83,12 +90,19 @@ void expect_batch_invariance(int heads, int total, uint64_t seed,
 TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
   SMLA_REQUIRE_GPU();
   // 16 heads: 1-7 rows split over 8-head CTAs, up to 96 over 16-head CTAs; 200 rows run whole.
-  expect_batch_invariance(16, 200, 900, {{0, 1}, {57, 1}, {199, 1}, {10, 7}, {100, 40}, {3, 48}});
+  expect_batch_invariance(contract_problem(16), 200, 900,
+                          {{0, 1}, {57, 1}, {199, 1}, {10, 7}, {100, 40}, {3, 48}});
   // 32 heads (64-entry tiles): 1-3 rows over 8-head CTAs, 4-7 over 16, up to 56 over 32; 60
   // rows run whole.
-  expect_batch_invariance(32, 60, 901, {{0, 1}, {5, 3}, {10, 5}, {20, 20}});
+  expect_batch_invariance(contract_problem(32), 60, 901, {{0, 1}, {5, 3}, {10, 5}, {20, 20}});
   // 128 heads: 1 row over 16-head CTAs, up to 14 over 32; 20 rows run whole.
-  expect_batch_invariance(128, 20, 902, {{0, 1}, {19, 1}, {3, 5}});
+  expect_batch_invariance(contract_problem(128), 20, 902, {{0, 1}, {19, 1}, {3, 5}});
+  // The other layouts and fp8 q take the same paths: 32 heads on the uniform layout with fp8 q,
+  // and 16 heads on the bf16 layout (100 rows run whole).
+  expect_batch_invariance(contract_problem(32, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3), 60, 903,
+                          {{0, 1}, {5, 3}, {10, 5}, {20, 20}});
+  expect_batch_invariance(contract_problem(16, SMLA_KV_BF16), 100, 904,
+                          {{0, 1}, {10, 7}, {50, 40}});
 }
 
 // Row r takes row r+1's lists with a shorter random length: only entries the original case
@@ -113,7 +127,7 @@ TEST(DecodeContract, CapturedGraphReplaysAfterTablesChange) {
   SMLA_REQUIRE_GPU();
   GpuEnv& env = GpuEnv::get();
   for (int rows : {8, 100}) {
-    const ref::CaseSpec spec = contract_spec(rows, 910 + rows);
+    const ref::CaseSpec spec = contract_spec(rows, 910 + rows, contract_problem(16));
     if (prewarmed(spec.problem)) return;
     const ref::HostCase host = ref::make_random_case(spec);
     tools::DeviceCase dc;
@@ -161,7 +175,7 @@ TEST(DecodeContract, CapturedGraphReplaysAfterTablesChange) {
 TEST(DecodeContract, CapturingWithoutPrepareIsNotReady) {
   SMLA_REQUIRE_GPU();
   GpuEnv& env = GpuEnv::get();
-  const ref::CaseSpec spec = contract_spec(4, 920);
+  const ref::CaseSpec spec = contract_spec(4, 920, contract_problem(16));
   if (prewarmed(spec.problem)) return;
   const ref::HostCase host = ref::make_random_case(spec);
   tools::DeviceCase dc;
@@ -183,7 +197,7 @@ TEST(DecodeContract, CapturingWithoutPrepareIsNotReady) {
 TEST(DecodeContract, ShortWorkspaceIsRejected) {
   SMLA_REQUIRE_GPU();
   GpuEnv& env = GpuEnv::get();
-  const ref::CaseSpec spec = contract_spec(2, 930);
+  const ref::CaseSpec spec = contract_spec(2, 930, contract_problem(16));
   if (prewarmed(spec.problem)) return;
   const ref::HostCase host = ref::make_random_case(spec);
   tools::DeviceCase dc;

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "autotune/heuristics.h"
 #include "cpu/codegen/dsv4_problems.h"
@@ -62,38 +64,34 @@ TEST(DecodeSchedulerNarrow, FewRowsSplitOverNarrowerCtas) {
 }
 
 TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
+  // (heads per CTA, max rows) of each narrow split of the CSA problem at `heads`.
+  using Splits = std::vector<std::pair<int, int>>;
   const auto splits = [](int heads) {
     const smla_problem problem = test::dsv4_compressed_problem(heads, 64, 1024);
-    return narrow_splits(problem, default_tile_config(problem));
+    Splits result;
+    for (const NarrowSplit& split : narrow_splits(problem, default_tile_config(problem))) {
+      result.emplace_back(split.tile.heads_per_cta, split.max_rows);
+    }
+    return result;
   };
   // 16 heads: 9 segments of 4 32-entry tiles; 8 heads per CTA, 18 CTAs a row.
-  const std::vector<NarrowSplit> h16 = splits(16);
-  ASSERT_EQ(h16.size(), 1u);
-  EXPECT_EQ(h16[0].tile.heads_per_cta, 8);
-  EXPECT_EQ(h16[0].max_rows, 7);
+  EXPECT_EQ(splits(16), (Splits{{8, 7}}));
   // 32 heads: 9 segments of 2 64-entry tiles; 8 heads (36 CTAs a row), then 16 (18).
-  const std::vector<NarrowSplit> h32 = splits(32);
-  ASSERT_EQ(h32.size(), 2u);
-  EXPECT_EQ(h32[0].tile.heads_per_cta, 8);
-  EXPECT_EQ(h32[0].max_rows, 3);
-  EXPECT_EQ(h32[1].tile.heads_per_cta, 16);
-  EXPECT_EQ(h32[1].max_rows, 7);
+  EXPECT_EQ(splits(32), (Splits{{8, 3}, {16, 7}}));
   // 128 heads: 8 heads per CTA would take 144 CTAs for one row.
-  const std::vector<NarrowSplit> h128 = splits(128);
-  ASSERT_EQ(h128.size(), 1u);
-  EXPECT_EQ(h128[0].tile.heads_per_cta, 16);
-  EXPECT_EQ(h128[0].max_rows, 1);
+  EXPECT_EQ(splits(128), (Splits{{16, 1}}));
+  const smla_problem h32_problem = test::dsv4_compressed_problem(32, 64, 1024);
+  const std::vector<NarrowSplit> h32 = narrow_splits(h32_problem, default_tile_config(h32_problem));
   for (const NarrowSplit& split : h32) {
-    TileConfig tile = default_tile_config(test::dsv4_compressed_problem(32, 64, 1024));
+    TileConfig tile = default_tile_config(h32_problem);
     tile.heads_per_cta = split.tile.heads_per_cta;
     EXPECT_EQ(split.tile.text(), tile.text());  // only the heads per CTA differ
   }
-  EXPECT_TRUE(splits(8).empty());  // no fewer heads per CTA than 8
+  EXPECT_TRUE(splits(8).empty());                             // no fewer heads per CTA than 8
   const smla_problem window = test::dsv4_window_problem(16);  // one segment: nothing to split
   EXPECT_TRUE(narrow_splits(window, default_tile_config(window)).empty());
   // The narrow kernels are among those a prepare loads (and `smla cache build` prewarms).
-  const std::vector<KernelKey> keys =
-      default_problem_kernels("sm_90a", test::dsv4_compressed_problem(32, 64, 1024));
+  const std::vector<KernelKey> keys = default_problem_kernels("sm_90a", h32_problem);
   ASSERT_EQ(keys.size(), 6u);  // three decode kernels, then their combine kernels
   EXPECT_EQ(keys[1].tile.heads_per_cta, 8);
   EXPECT_EQ(keys[2].tile.heads_per_cta, 16);
