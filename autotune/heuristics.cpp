@@ -57,7 +57,7 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
   if (segments < 2) return narrow;
   for (const int heads_per_cta : {8, 16}) {
     if (heads_per_cta >= tile.heads_per_cta) break;
-    const int head_groups = (problem.num_heads + heads_per_cta - 1) / heads_per_cta;
+    const int head_groups = ceil_div(problem.num_heads, heads_per_cta);
     NarrowSplit split{tile, kNarrowSplitCtas / (segments * head_groups)};
     split.tile.heads_per_cta = heads_per_cta;
     if (split.max_rows < 1) continue;

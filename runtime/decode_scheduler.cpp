@@ -9,12 +9,12 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
     : geometry_(decode_key.geometry()),
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
-      head_groups_((decode_key.heads + heads_per_cta_ - 1) / heads_per_cta_) {
+      head_groups_(ceil_div(decode_key.heads, heads_per_cta_)) {
   max_split_rows_ = max_split_rows_for(heads_per_cta_, head_groups_);
   // A narrow split has the same segments: only its heads per CTA differ.
   for (const NarrowSplit& split : narrow) {
     const int heads_per_cta = split.tile.heads_per_cta;
-    const int head_groups = (heads_ + heads_per_cta - 1) / heads_per_cta;
+    const int head_groups = ceil_div(heads_, heads_per_cta);
     narrow_.push_back(
         {heads_per_cta, head_groups,
          std::min<int64_t>(split.max_rows, max_split_rows_for(heads_per_cta, head_groups))});
