@@ -25,10 +25,12 @@ extern "C" __global__ void __launch_bounds__(128)
   // Launched while the decode grid runs (programmatic dependent launch): wait for its partials.
   wait_for_prerequisites();
 
-  // NOTE: the partials are read in batches of kBatch segments, every (max, sum) of a batch first
-  // and then the values it needs: two round trips to L2 per batch instead of two per segment,
-  // which made this kernel a third of a 1-row call. The folds stay in segment order.
-  constexpr int kBatch = kSegments < 8 ? kSegments : 8;
+  // NOTE: every (max, sum) and value of a batch of kBatch segments is loaded at once, so a row
+  // costs one round trip to L2 per batch (the default segmentations have at most 12 segments:
+  // one batch). A segment with max -inf wrote no values: those loads read stale workspace
+  // bytes, which the fold never uses (fold_state keeps the total). The folds stay in segment
+  // order.
+  constexpr int kBatch = kSegments < 16 ? kSegments : 16;
   // Item (row, segment, group), as the decode kernel numbers its split CTAs; this head's slot.
   const auto slot = [&](int segment) {
     const long long item = ((long long)row * kSegments + segment) * kHeadGroups + group;
@@ -41,12 +43,8 @@ extern "C" __global__ void __launch_bounds__(128)
     float4 v[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      if (first + b < kSegments) ml[b] = *(const float2*)(p.partial_ml + slot(first + b) * 2);
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      // A segment with max -inf wrote no values: they are never read.
-      if (first + b < kSegments && ml[b].x != neg_inf()) {
+      if (first + b < kSegments) {
+        ml[b] = *(const float2*)(p.partial_ml + slot(first + b) * 2);
         v[b] = *(const float4*)(p.partial_out + slot(first + b) * kHeadDim + d);
       }
     }
