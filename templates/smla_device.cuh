@@ -102,6 +102,14 @@ SMLA_DEVICE void mma_f16(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// c += a * b with a 16x32 e4m3 A (row), 32x8 e4m3 B (col), fp32 accumulators (sm_89 and later).
+SMLA_DEVICE void mma_e4m3(float (&c)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
 // One value's maximum over the warp (all lanes take part).
 SMLA_DEVICE u32 warp_max(u32 v) {
   u32 r;

@@ -115,10 +115,13 @@ TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForEveryArch) {
     smla_dtype q_dtype;
   };
   // Each differs from the presets' packed KV and bf16 q in one place (q and KV are loaded by
-  // separate code, so the crossed combinations add compile time, not coverage).
+  // separate code, so the crossed combinations add compile time, not coverage), but uniform KV
+  // with fp8 q, whose scores are a code path of their own.
   constexpr Variant kVariants[] = {{SMLA_KV_FP8_UNIFORM, SMLA_BF16},
                                    {SMLA_KV_BF16, SMLA_BF16},
-                                   {SMLA_KV_FP8_PACKED, SMLA_FP8_E4M3}};
+                                   {SMLA_KV_FP8_PACKED, SMLA_FP8_E4M3},
+                                   // Q.K as e4m3 MMAs (the only pair that runs them)
+                                   {SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3}};
   // 8 heads (16 per CTA, a partial head group) and 64 heads (32 per CTA, two groups).
   std::map<std::string, KernelKey> keys;
   for (const char* preset : {"dsv4-flash-tp8", "dsv4-pro-tp2"}) {
