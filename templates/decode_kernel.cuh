@@ -9,9 +9,10 @@
 // Scores: entries are the M of the MMA and heads its N (S^T = K Q^T), so 8 heads cost 8. The
 // kDimParts warps of an entry block each take 512 / kDimParts of the dims. For the fp8 layouts
 // a warp converts its e4m3 slice to f16 in registers (one cvt per pair, exact) as its A
-// fragments, against an f16 query tile; the packed scales multiply each 64-dim group's partial
-// sums. The parts' partial scores meet in shared memory, where each thread sums the values it
-// owns (in part order, so the result does not depend on timing).
+// fragments, against an f16 query tile (fp8 q on the uniform layout above 16 heads: e4m3 MMAs
+// on the raw bytes, kE4m3Scores); the packed scales multiply each 64-dim group's partial sums.
+// The parts' partial scores meet in shared memory, where each thread sums the values it owns
+// (in part order, so the result does not depend on timing).
 // Softmax: a thread owns kOwned (entry, head) scores and exponentiates them against the
 // segment's lazy reference (run_cta). Values: every warp accumulates O^T = V^T P^T for its
 // kPvDims dims (dims are the M, heads the N) straight from the gathered stage: ldmatrix.trans
@@ -147,7 +148,7 @@ struct Lanes {
   u32 score_a;               // bf16 scores: this lane's ldmatrix row of the stage, unswizzled
   u32 score_swizzle;         // bf16 scores: 16 * (the lane's chunk ^ row) for k-step 0
   u32 score_b;               // scores: this lane's ldmatrix row of the query tile (k-step 0)
-  u32 score_b8;              // e4m3 scores: the same for the e4m3 query bytes (group 0)
+  u32 score_b8;              // e4m3 scores: the same for the query's e4m3 bytes (kE4m3Scores)
   u32 pv_probs;              // values: this lane's ldmatrix row of P (k-step 0)
   u32 pv_values[kPvMTiles];  // values: this lane's ldmatrix.trans row of V (stage 0, k-step 0)
   u32 owned_prob;            // softmax: owned value 0's (head, entry) in a probability tile
