@@ -173,6 +173,9 @@ SMLA_API smla_status smla_context_destroy(smla_context* ctx);
 SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max_rows,
                                   size_t* workspace_bytes);
 
+/* The workspace needs no initialization. A split call's combine kernel may load bytes of it that
+ * no kernel of the call wrote (the values of a row's empty segments) and discard them, so
+ * compute-sanitizer --tool initcheck can report loads from a fresh workspace. */
 SMLA_API smla_status smla_decode(smla_context* ctx, const smla_problem* problem,
                                  const smla_args* args, void* workspace, size_t workspace_bytes,
                                  struct CUstream_st* stream);
