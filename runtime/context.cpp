@@ -212,25 +212,14 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   if (arch_.empty()) {
     return error(SMLA_ERR_NO_DEVICE, "no GPU, and no options.arch to compile kernels for");
   }
-  TileConfig tile = default_tile_config(problem);
-  // NOTE: SMLA_TILE forces one tile configuration on every problem: a knob for measuring
-  // candidates (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.mma_sync smla bench ...`), not for serving.
-  const char* forced = env("SMLA_TILE");
-  if (forced) {
-    const std::optional<TileConfig> parsed = TileConfig::parse(forced);
-    if (!parsed)
-      return error(SMLA_ERR_INVALID_ARGUMENT, "SMLA_TILE = \"{}\": not a tile configuration",
-                   forced);
-    tile = *parsed;
-  }
-  const KernelKey key = KernelKey::decode(arch_, problem, tile);
+  DecodeTiles tiles;
+  SMLA_TRY(decode_tiles(problem, &tiles));
+  const KernelKey key = KernelKey::decode(arch_, problem, tiles.tile);
   const std::string unsupported = key.unsupported_tile();
   if (!unsupported.empty()) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "tile {}: {}", tile.text(), unsupported);
+    return error(SMLA_ERR_INVALID_ARGUMENT, "tile {}: {}", tiles.tile.text(), unsupported);
   }
-  // A forced tile runs every call.
-  const std::vector<NarrowSplit> narrow =
-      forced ? std::vector<NarrowSplit>{} : narrow_splits(problem, tile);
+  const std::vector<NarrowSplit>& narrow = tiles.narrow;
   auto prepared = std::unique_ptr<Prepared>(new Prepared{DecodeScheduler(key, narrow), {}, {}});
   prepared->narrow.resize(narrow.size());
   SMLA_TRY(load_decode_pair(key, allow_compile, &prepared->main));

@@ -1,6 +1,8 @@
 #include "runtime/decode_scheduler.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 
 namespace smla {
 
@@ -67,6 +69,22 @@ size_t DecodeScheduler::workspace_bytes(int max_rows) const {
     }
   }
   return bytes;
+}
+
+Status decode_tiles(const smla_problem& problem, DecodeTiles* tiles) {
+  const char* forced = std::getenv("SMLA_TILE");
+  if (forced == nullptr) {
+    tiles->tile = default_tile_config(problem);
+    tiles->narrow = narrow_splits(problem, tiles->tile);
+    return Status::ok();
+  }
+  const std::optional<TileConfig> parsed = TileConfig::parse(forced);
+  if (!parsed) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "SMLA_TILE = \"{}\": not a tile configuration", forced);
+  }
+  tiles->tile = *parsed;
+  tiles->narrow.clear();
+  return Status::ok();
 }
 
 }  // namespace smla

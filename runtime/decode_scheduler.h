@@ -11,6 +11,7 @@
 
 #include "autotune/heuristics.h"
 #include "codegen/kernel_key.h"
+#include "support/status.h"
 
 namespace smla {
 
@@ -63,5 +64,15 @@ class DecodeScheduler {
   };
   std::vector<Narrow> narrow_;
 };
+
+// The tile smla_prepare runs a problem on, and its narrow splits: the default tile and its
+// narrow splits, or the tile SMLA_TILE forces, which then runs every call. SMLA_TILE is a knob
+// for measuring candidates (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.mma_sync smla bench ...`), not
+// for serving; a text that is no tile configuration is SMLA_ERR_INVALID_ARGUMENT.
+struct DecodeTiles {
+  TileConfig tile;
+  std::vector<NarrowSplit> narrow;
+};
+Status decode_tiles(const smla_problem& problem, DecodeTiles* tiles);
 
 }  // namespace smla

@@ -181,7 +181,10 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
   DeviceBuffer workspace;
   SMLA_TRY(session->allocate(workspace_bytes, &workspace));
 
-  const DecodeScheduler scheduler(KernelKey::decode("", problem, default_tile_config(problem)));
+  // The scheduler smla_prepare built, for the rows' split or whole label.
+  DecodeTiles tiles;
+  SMLA_TRY(decode_tiles(problem, &tiles));
+  const DecodeScheduler scheduler(KernelKey::decode("", problem, tiles.tile), tiles.narrow);
   BenchPools pools;
   SMLA_TRY(make_pools(*session, problem, options.pool_bytes, &pools));
   for (int rows : options.rows) {
