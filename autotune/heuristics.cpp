@@ -19,8 +19,10 @@ TileConfig default_tile_config(const smla_problem& problem) {
   // 32-entry tiles (2 entry blocks x 4 parts of the dims) with two stages, two CTAs per SM:
   // their barriers and latencies interleave, 1.24x faster than one CTA of 16 warps over
   // 64-entry tiles (103.5 vs 128.6 us for 16 heads, 128 + 1024 entries, 256 rows). More heads
-  // take 32 per CTA (8 warps over 64-entry tiles, 238 registers): every head group gathers and
-  // dequantizes the entries again, so fewer groups win (810 vs 967 us at 128 heads).
+  // run the heads-on-M kernel (mma_sync_hm), 32 heads per CTA over 64-entry tiles (8 warps,
+  // one CTA per SM): 1.28x faster than the entries-on-M kernel's 32-head CTAs at 64 and 128
+  // heads (128 heads, 128 + 1024 entries, 256 rows: 523 vs 672 us), while at 8 and 16 heads it
+  // was slower (49.4 vs 41.1 us at 8 heads; 16-warp CTAs slower at every width).
   if (problem.num_heads <= 16) {
     config.heads_per_cta = problem.num_heads <= 8 ? 8 : 16;
     config.warps = 8;
@@ -33,6 +35,7 @@ TileConfig default_tile_config(const smla_problem& problem) {
     config.tile_entries = 64;
     config.stages = 2;
     config.min_blocks_per_sm = 1;
+    config.mma = MmaPath::kMmaSyncHeadsM;
   }
   // Segments of 128 entries for CSA-sized rows keep a 1-row call spread over ~10 CTAs; wider
   // rows (HCA at long context) use ~8 segments so split partials stay a small share of the bytes.

@@ -17,8 +17,9 @@ namespace smla {
 TileConfig default_tile_config(const smla_problem& problem);
 
 // The kernels of a problem's few-row split calls, narrowest first: `tile` with fewer heads per
-// CTA (8, 16), so a row's segments spread over more CTAs. The decode kernel gives a head the
-// same bits at 8, 16 and 32 heads per CTA of one tile, so rows keep their bits whichever runs.
+// CTA (8, 16; the heads-on-M kernel takes 16 only), so a row's segments spread over more CTAs.
+// Both decode kernels give a head the same bits at every width of one tile, so rows keep their
+// bits whichever runs.
 struct NarrowSplit {
   TileConfig tile;
   int max_rows;  // calls of at most this many rows may use it

@@ -66,9 +66,11 @@ KernelKey KernelKey::combine_for(const KernelKey& decode_key) {
 }
 
 DecodeShape KernelKey::shape() const {
-  return DecodeShape{tile.heads_per_cta, tile.warps,         tile.tile_entries,
-                     tile.stages,        tile.segment_tiles, static_cast<int>(layout),
-                     num_sources,        width[0],           width[1]};
+  return DecodeShape{tile.heads_per_cta, tile.warps,
+                     tile.tile_entries,  tile.stages,
+                     tile.segment_tiles, static_cast<int>(layout),
+                     num_sources,        width[0],
+                     width[1],           tile.mma == MmaPath::kMmaSyncHeadsM};
 }
 
 const char* KernelKey::entry_point() const {
@@ -92,13 +94,20 @@ std::string KernelKey::text() const {
 
 std::string KernelKey::unsupported_tile() const {
   const TileConfig& t = tile;
-  if (t.heads_per_cta != 8 && t.heads_per_cta != 16 && t.heads_per_cta != 32) {
-    return "heads per CTA must be 8, 16 or 32";
-  }
   if (t.tile_entries != 32 && t.tile_entries != 64) return "tile entries must be 32 or 64";
-  const int entry_blocks = t.tile_entries / 16;
-  if (t.warps != 2 * entry_blocks && t.warps != 4 * entry_blocks) {
-    return "warps must be 2 or 4 per 16-entry block (tile entries / 8 or / 4)";
+  if (t.mma == MmaPath::kMmaSyncHeadsM) {
+    if (t.heads_per_cta != 16 && t.heads_per_cta != 32) {
+      return "heads per CTA must be 16 or 32 (mma_sync_hm)";
+    }
+    if (t.warps != t.tile_entries / 8) return "warps must be tile entries / 8 (mma_sync_hm)";
+  } else {
+    if (t.heads_per_cta != 8 && t.heads_per_cta != 16 && t.heads_per_cta != 32) {
+      return "heads per CTA must be 8, 16 or 32";
+    }
+    const int entry_blocks = t.tile_entries / 16;
+    if (t.warps != 2 * entry_blocks && t.warps != 4 * entry_blocks) {
+      return "warps must be 2 or 4 per 16-entry block (tile entries / 8 or / 4)";
+    }
   }
   if (t.stages < 2 || t.stages > 8) return "stages must be in [2, 8]";
   if (t.segment_tiles < 1) return "segment tiles must be >= 1";

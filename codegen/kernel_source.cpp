@@ -15,6 +15,7 @@ std::string decode_prologue(const KernelKey& key) {
       "constexpr int kStages = {};\n"
       "constexpr int kSegmentTiles = {};\n"
       "constexpr int kMinBlocksPerSm = {};\n"
+      "constexpr bool kHeadsOnM = {};\n"
       "constexpr int kLayout = {};  // {}\n"
       "constexpr bool kQFp8 = {};\n"
       "constexpr int kNumSources = {};\n"
@@ -26,10 +27,10 @@ std::string decode_prologue(const KernelKey& key) {
       "constexpr bool kHasSink = {};\n"
       "constexpr bool kWantLse = {};\n",
       key.heads, t.heads_per_cta, t.warps, t.tile_entries, t.stages, t.segment_tiles,
-      t.min_blocks_per_sm, static_cast<int>(key.layout), layout_name(key.layout),
-      key.q_dtype == SMLA_FP8_E4M3, key.num_sources, key.page_size[0], key.width[0],
-      key.num_sources > 1 ? key.page_size[1] : 1, key.num_sources > 1 ? key.width[1] : 0, key.q_len,
-      key.sink, key.lse);
+      t.min_blocks_per_sm, t.mma == MmaPath::kMmaSyncHeadsM, static_cast<int>(key.layout),
+      layout_name(key.layout), key.q_dtype == SMLA_FP8_E4M3, key.num_sources, key.page_size[0],
+      key.width[0], key.num_sources > 1 ? key.page_size[1] : 1,
+      key.num_sources > 1 ? key.width[1] : 0, key.q_len, key.sink, key.lse);
 }
 
 std::string combine_prologue(const KernelKey& key) {
@@ -51,7 +52,9 @@ std::string kernel_source(const KernelKey& key) {
       "namespace smla {{\nnamespace cfg {{\n{}}}  // namespace cfg\n}}  // namespace smla\n"
       "#include \"{}\"\n",
       key.text(), decode ? decode_prologue(key) : combine_prologue(key),
-      decode ? "decode_kernel.cuh" : "combine_kernel.cuh");
+      !decode                                   ? "combine_kernel.cuh"
+      : key.tile.mma == MmaPath::kMmaSyncHeadsM ? "decode_heads_m_kernel.cuh"
+                                                : "decode_kernel.cuh");
 }
 
 }  // namespace smla

@@ -6,9 +6,13 @@
 
 namespace smla {
 
+const char* mma_path_name(MmaPath path) {
+  return path == MmaPath::kMmaSyncHeadsM ? "mma_sync_hm" : "mma_sync";
+}
+
 std::string TileConfig::text() const {
-  return fmt::format("hg{}.w{}.te{}.st{}.seg{}.mb{}.mma_sync", heads_per_cta, warps, tile_entries,
-                     stages, segment_tiles, min_blocks_per_sm);
+  return fmt::format("hg{}.w{}.te{}.st{}.seg{}.mb{}.{}", heads_per_cta, warps, tile_entries, stages,
+                     segment_tiles, min_blocks_per_sm, mma_path_name(mma));
 }
 
 std::optional<TileConfig> TileConfig::parse(const std::string& text) {
@@ -20,7 +24,11 @@ std::optional<TileConfig> TileConfig::parse(const std::string& text) {
                   &config.heads_per_cta, &config.warps, &config.tile_entries, &config.stages,
                   &config.segment_tiles, &config.min_blocks_per_sm, path, &consumed);
   if (fields != 7 || consumed != static_cast<int>(text.size())) return std::nullopt;
-  if (std::string(path) != "mma_sync") return std::nullopt;
+  if (std::string(path) == mma_path_name(MmaPath::kMmaSyncHeadsM)) {
+    config.mma = MmaPath::kMmaSyncHeadsM;
+  } else if (std::string(path) != mma_path_name(MmaPath::kMmaSync)) {
+    return std::nullopt;
+  }
   if (config.text() != text) return std::nullopt;  // canonical spelling only
   return config;
 }

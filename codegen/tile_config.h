@@ -7,14 +7,17 @@
 
 namespace smla {
 
-// Which tensor-core path the kernel uses. Only the portable mma.sync path (f16 and bf16
-// products) exists so far; the name is part of the key so a Hopper-only path can join without
-// colliding.
-enum class MmaPath { kMmaSync };
+// Which tensor-core path and template the kernel uses; the name is part of the key so a
+// Hopper-only path can join without colliding. Both are portable mma.sync paths:
+//   kMmaSync ("mma_sync"): entries are the M of the MMAs, heads their N (decode_kernel.cuh);
+//   kMmaSyncHeadsM ("mma_sync_hm"): heads are the M, entries or dims the N
+//     (decode_heads_m_kernel.cuh).
+enum class MmaPath { kMmaSync, kMmaSyncHeadsM };
+const char* mma_path_name(MmaPath path);
 
 struct TileConfig {
-  int heads_per_cta = 16;     // 8, 16 or 32: heads are the N of both MMAs
-  int warps = 16;             // 2 or 4 per 16-entry block: the parts of the dims of the scores
+  int heads_per_cta = 16;     // mma_sync: 8, 16 or 32; mma_sync_hm: 16 or 32
+  int warps = 16;             // mma_sync: 2 or 4 per 16-entry block (the parts of the dims)
   int tile_entries = 64;      // KV entries per pipeline stage (32 or 64)
   int stages = 3;             // pipeline depth
   int segment_tiles = 2;      // tiles per segment: the fold unit of split-KV

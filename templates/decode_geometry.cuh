@@ -17,8 +17,9 @@ constexpr int kLayoutPacked = 1;
 constexpr int kLayoutBf16 = 2;
 
 struct DecodeShape {
-  int heads_per_cta;  // 8, 16 or 32: the N of both products
-  int warps;          // (tile_entries / 16) entry blocks x 2 or 4 parts of the dims
+  int heads_per_cta;  // 8, 16 or 32 (entries on M); 16 or 32 (heads on M)
+  int warps;          // entries on M: (tile_entries / 16) entry blocks x 2 or 4 parts of the
+                      // dims; heads on M: tile_entries / 8
   int tile_entries;   // KV entries per pipeline stage: 16 per entry block
   int stages;         // pipeline depth
   int segment_tiles;  // tiles per segment (the batch-invariant fold unit)
@@ -26,6 +27,7 @@ struct DecodeShape {
   int num_sources;
   int width0;
   int width1;
+  bool heads_on_m;  // the mma_sync_hm template (decode_heads_m_kernel.cuh)
 };
 
 // Which of a thread's score values it sums and exponentiates. The parts of an entry block hold
@@ -79,7 +81,51 @@ SMLA_HOST_DEVICE constexpr bool total_in_smem(const DecodeShape& s, int segments
   return s.layout != kLayoutBf16 && segments > 1;
 }
 
+// The heads-on-M kernel's map: whole-row mode's total in registers (decode_heads_m_kernel.cuh). prob_stride keeps eight head rows of P in distinct
+// banks; the reduce area holds per head one max and one sum slot per warp.
+SMLA_HOST_DEVICE constexpr DecodeGeometry heads_m_geometry(const DecodeShape& s) {
+  DecodeGeometry g{};
+  const bool packed = s.layout == kLayoutPacked;
+  const bool bf16 = s.layout == kLayoutBf16;
+  g.threads = s.warps * 32;
+  g.tiles0 = ceil_div(s.width0, s.tile_entries);
+  g.tiles1 = s.num_sources > 1 ? ceil_div(s.width1, s.tile_entries) : 0;
+  g.tiles = g.tiles0 + g.tiles1;
+  g.segments = ceil_div(g.tiles, s.segment_tiles);
+  g.entry_bytes = bf16 ? 1024 : 576;
+  g.chunks_per_entry = (packed ? 576 : bf16 ? 1024 : 512) / 16;
+  g.query_stride = kHeadDim * 2 + 16;
+  g.prob_stride = s.tile_entries + 8;
+  g.pv_groups = packed ? (kHeadDim / s.warps + 63) / 64 : 0;
+  const int prob_bytes = align_up(s.heads_per_cta * g.prob_stride * 2, 16);
+  int offset = 0;
+  g.raw_offset = offset;
+  offset += s.stages * s.tile_entries * g.entry_bytes;
+  g.scale_offset = offset;
+  offset += packed ? s.stages * s.tile_entries * 8 : 0;
+  g.query_offset = offset;
+  offset += s.heads_per_cta * g.query_stride;
+  g.query_factor_offset = offset;
+  offset += bf16 ? 0 : s.heads_per_cta * 4;
+  g.prob_offset = offset;
+  offset += prob_bytes;
+  g.rope_prob_offset = offset;
+  offset += packed ? prob_bytes : 0;
+  g.value_factor_offset = offset;  // packed: per warp, group and entry, f16 2^(scale - ref)
+  offset += align_up(s.warps * g.pv_groups * s.tile_entries * 2, 16);
+  g.exchange_offset = offset;  // the parts' partial scores: per head and entry, one float
+  offset += s.heads_per_cta * s.tile_entries * 4;
+  g.total_offset = g.fold_offset = offset;  // unused
+  g.reduce_offset = offset;
+  offset += s.heads_per_cta * 2 * s.warps * 4;
+  g.valid_offset = offset;
+  offset += s.stages * s.tile_entries;
+  g.smem_bytes = align_up(offset, 16);
+  return g;
+}
+
 SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) {
+  if (s.heads_on_m) return heads_m_geometry(s);
   DecodeGeometry g{};
   const bool packed = s.layout == kLayoutPacked;
   const bool bf16 = s.layout == kLayoutBf16;

@@ -27,24 +27,13 @@
 // The generated prologue defines namespace smla::cfg (see codegen/kernel_source.cpp).
 #pragma once
 
-#include "decode_geometry.cuh"
-#include "decode_params.cuh"
-#include "segment_fold.cuh"
-#include "smla_device.cuh"
+#include "decode_common.cuh"
 
 namespace smla {
 namespace decode {
 
-using namespace cfg;
-
-constexpr DecodeShape kShape = {kHeadsPerCta, kWarps,      kTileEntries, kStages, kSegmentTiles,
-                                kLayout,      kNumSources, kWidth0,      kWidth1};
-constexpr DecodeGeometry kGeo = decode_geometry(kShape);
 constexpr ScoreOwnership kOwn = score_ownership(kShape);
 
-constexpr bool kPacked = kLayout == kLayoutPacked;
-constexpr bool kBf16Kv = kLayout == kLayoutBf16;
-constexpr int kThreads = kWarps * 32;
 constexpr int kEntryBlocks = kTileEntries / 16;
 constexpr int kDimParts = kWarps / kEntryBlocks;  // warps that share an entry block
 constexpr int kGroupsPerWarp = 8 / kDimParts;     // 64-dim groups of a warp's scores
@@ -59,20 +48,6 @@ constexpr int kPvMTiles = kPvDims / 16;
 constexpr int kPvKSteps = kTileEntries / 16;
 constexpr int kPvGroups = warp_value_groups(kShape);  // 64-dim groups of a warp's value dims
 constexpr int kGroupMTiles = kPvMTiles / kPvGroups;   // m tiles of one of them
-constexpr int kRopeDim0 = 448;  // the packed layout's bf16 rope dims start here
-constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
-// NOTE: 4 threads copy an entry (9 chunks each for the packed layout): fewer threads than the
-// CTA's share the per-entry address arithmetic, and the other warps skip gathering. (8 threads,
-// every warp gathering a share, measured 1-4% slower at 16 heads.)
-constexpr int kThreadsPerEntry = 4;
-constexpr int kGatherThreads = kThreadsPerEntry * kTileEntries;
-constexpr int kCopiesPerThread = (kGeo.chunks_per_entry + kThreadsPerEntry - 1) / kThreadsPerEntry;
-// Registers per thread so that kMinBlocksPerSm CTAs fit: each of the 4 schedulers has a
-// quarter of the register file for the warps it holds.
-constexpr int kWarpsPerScheduler = (kWarps * kMinBlocksPerSm + 3) / 4;
-constexpr int kMaxRegisters = 16384 / (32 * kWarpsPerScheduler) / 8 * 8 > 255
-                                  ? 255
-                                  : 16384 / (32 * kWarpsPerScheduler) / 8 * 8;
 
 static_assert(kTileEntries == 32 || kTileEntries == 64, "tile entries: 32 or 64");
 static_assert(kHeadsPerCta == 8 || kHeadsPerCta == 16 || kHeadsPerCta == 32, "heads per CTA");
@@ -81,50 +56,6 @@ static_assert(kWarps == kDimParts * kEntryBlocks, "whole entry blocks");
 static_assert(kOwned >= 1 && kValues % kDimParts == 0, "every score value has one owner");
 static_assert(kOwn.both_rows || kOwned == 1, "Lanes::owned_prob_at: one value or both rows");
 static_assert(kPvDims % 16 == 0 && kTileEntries % 16 == 0, "whole MMA tiles");
-static_assert(kGatherThreads <= kThreads && kGatherThreads % 32 == 0, "whole gathering warps");
-static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
-static_assert(kQLen >= 1 && kQLen <= 8, "rows of one request; each row has its own lists");
-
-// The nonempty tiles of a row inside [begin, end), in order: source 0's tiles up to its length,
-// then source 1's. Gathering and computing walk the same list.
-struct TileWalk {
-  int first;         // the first tile (meaningless when count is 0)
-  int first_end;     // source 0's nonempty tiles end here...
-  int second_begin;  // ...and source 1's begin here
-  int count;
-  SMLA_DEVICE int next(int tile) const { return tile + 1 == first_end ? second_begin : tile + 1; }
-};
-
-SMLA_DEVICE int clamp_length(const int* lengths, int row, int width) {
-  if (lengths == nullptr) return width;
-  const int length = lengths[row];
-  return length < 0 ? 0 : (length > width ? width : length);
-}
-
-SMLA_DEVICE TileWalk make_walk(int length0, int length1, int begin, int end) {
-  const int first_count = max(0, min(end, ceil_div(length0, kTileEntries)) - begin);
-  const int second_begin = max(begin, kGeo.tiles0);
-  const int second_count =
-      max(0, min(end, kGeo.tiles0 + ceil_div(length1, kTileEntries)) - second_begin);
-  TileWalk walk;
-  walk.first = first_count > 0 ? begin : second_begin;
-  walk.first_end = begin + first_count;
-  walk.second_begin = second_begin;
-  walk.count = first_count + second_count;
-  return walk;
-}
-
-// Where chunk `chunk` of entry `entry` sits in its stage. The XOR swizzle puts one chunk of
-// eight consecutive entries (an ldmatrix) and a quarter warp's 16-byte reads in distinct banks.
-// fp8 entries are 36 chunks, so odd entries already start half a bank cycle later: two bits
-// suffice, and a chunk stays inside its aligned group of four.
-SMLA_DEVICE int stored_chunk(int entry, int chunk) {
-  return kBf16Kv ? chunk ^ (entry & 7) : chunk ^ ((entry >> 1) & 3);
-}
-
-// Dims whose values are bf16 (the bf16 layout, the packed rope): bf16 products. The others
-// are e4m3, multiplied as f16.
-SMLA_DEVICE bool bf16_dims(int d) { return kBf16Kv || (kPacked && d >= kRopeDim0); }
 
 // fp8 q meets the uniform layout's e4m3 values in e4m3 MMAs (m16n8k32): the raw bytes of the
 // stage are the A fragments and the query tile keeps q's bytes, so Q.K converts nothing. The
@@ -230,184 +161,6 @@ SMLA_DEVICE Lanes make_lanes() {
   }
   t.owned_prob = 2 * (t.head(t.owned_combo(0)) * kGeo.prob_stride + t.score_entry(t.owned_row(0)));
   return t;
-}
-
-// ---- gathering ----------------------------------------------------------------------------------
-
-// kThreadsPerEntry threads copy each entry: thread t copies entry t / kThreadsPerEntry, chunks
-// (t % kThreadsPerEntry) + kThreadsPerEntry * j, so its copies differ by constant offsets.
-// The fp8 layouts' swizzle only flips the two low bits of the chunk, so the stored chunks differ
-// by the same constants (the bf16 layout's three-bit swizzle does not).
-constexpr bool kConstantChunkStride = !kBf16Kv;
-SMLA_DEVICE int gathered_entry() { return threadIdx.x / kThreadsPerEntry; }
-
-// The index of this thread's entry of source `kSource`'s tile `local` (or -1 past the length).
-template <int kSource>
-SMLA_DEVICE int load_entry_index(const DecodeParams& p, int length, int row, int local) {
-  const SourceParams& src = p.sources[kSource];
-  const int column = local * kTileEntries + gathered_entry();
-  if (column >= length) return -1;
-  return __ldg(src.indices + (i64)row * src.index_row_stride + column);
-}
-
-SMLA_DEVICE int load_tile_index(const DecodeParams& p, int length0, int length1, int row,
-                                int tile) {
-  if (threadIdx.x >= kGatherThreads) return -1;
-  if (tile < kGeo.tiles0) return load_entry_index<0>(p, length0, row, tile);
-  return load_entry_index<1>(p, length1, row, tile - kGeo.tiles0);
-}
-
-// Issues this thread's copies of one tile of source `kSource` into `stage` (zero-filled where
-// the entry is invalid, so nothing unselected is read) and records the entry's validity.
-template <int kSource, int kPageSize>
-SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, int stage,
-                                    int index) {
-  const SourceParams& src = p.sources[kSource];
-  const bool valid = index >= 0 && (i64)index < src.index_limit;
-  const int page = valid ? index / kPageSize : 0;
-  const int slot = valid ? index % kPageSize : 0;
-  const i64 page_base = (i64)page * src.page_stride_bytes;
-  constexpr int kTokenBytes = kPacked ? 576 : kBf16Kv ? 1024 : 512;
-  const int entry = gathered_entry();
-  const int first_chunk = threadIdx.x % kThreadsPerEntry;
-  // With nothing to read (src_bytes 0) the source only has to be some address of the cache.
-  const unsigned char* from = src.cache + page_base + slot * kTokenBytes + first_chunk * 16;
-  const u32 to =
-      smem_u32(smem + kGeo.raw_offset) + (stage * kTileEntries + entry) * kGeo.entry_bytes;
-  const u32 bytes = valid ? 16u : 0u;
-#pragma unroll
-  for (int j = 0; j < kCopiesPerThread; ++j) {
-    const int chunk = first_chunk + kThreadsPerEntry * j;
-    if (chunk < kGeo.chunks_per_entry) {
-      const int stored = kConstantChunkStride
-                             ? stored_chunk(entry, first_chunk) + kThreadsPerEntry * j
-                             : stored_chunk(entry, chunk);
-      cp_async_16(to + stored * 16, from + kThreadsPerEntry * 16 * j, bytes);
-    }
-  }
-  if (first_chunk == 0) {
-    if (kPacked) {
-      const unsigned char* scales = src.cache + page_base + kPageSize * 576 + slot * 8;
-      cp_async_8(smem_u32(smem + kGeo.scale_offset) + (stage * kTileEntries + entry) * 8, scales,
-                 valid ? 8u : 0u);
-    }
-    smem[kGeo.valid_offset + stage * kTileEntries + entry] = valid ? 1 : 0;
-  }
-}
-
-SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int tile, int stage,
-                             int index) {
-  if (threadIdx.x >= kGatherThreads) return;
-  if (tile < kGeo.tiles0) {
-    gather_source_tile<0, kPageSize0>(p, smem, stage, index);
-  } else {
-    gather_source_tile<1, kPageSize1>(p, smem, stage, index);
-  }
-}
-
-// ---- the query tile -------------------------------------------------------------------------
-
-// NOTE: for the fp8 layouts a thread's converted words are its A fragments (fp8_scores), whose
-// k-step j of a 64-dim group holds dims 16c + 4j + {0, 1} (k = 2c, 2c + 1) and
-// 16c + 4j + {2, 3} (k = 2c + 8, 2c + 9) for column pair c. The query tile stores each group in
-// that k order, so its ldmatrix B fragments match; the bf16 layout keeps the natural order.
-// The packed rope group (bf16, 8 dims per chunk) is read as chunks c and c + 4 (Lanes::rope),
-// chunk h feeding k-steps 2h and 2h + 1 with two words each.
-SMLA_DEVICE int query_position(int d) {
-  if (kBf16Kv) return d;
-  if (bf16_dims(d)) {
-    const int r = d - kRopeDim0;
-    const int c = (r >> 3) & 3, j = 2 * (r >> 5) + ((r >> 2) & 1), high = (r >> 1) & 1;
-    return kRopeDim0 + 16 * j + 8 * high + 2 * c + (d & 1);
-  }
-  const int c = (d >> 4) & 3, j = (d >> 2) & 3, high = (d >> 1) & 1;
-  return (d & ~63) + 16 * j + 8 * high + 2 * c + (d & 1);
-}
-
-// With kE4m3Scores a thread's 16 raw bytes of a 64-dim group (dims 16c .. 16c + 15) are the A
-// fragments of its two k-steps: k-step j takes dims 16c + 8j + {0..3} (k = 4c..4c + 3) and
-// 16c + 8j + {4..7} (k = 16 + 4c..). The query tile stores a group's e4m3 bytes as four 16-byte
-// matrices (j, half) of 8-head rows, byte 4c + i of a row holding dim 16c + 8j + 4 * half + i, so
-// one ldmatrix.x4 gives a thread B fragments b0, b1 of both k-steps. The byte offset of dim d:
-SMLA_DEVICE int e4m3_position(int d) {
-  const int r = d & 63, c = r >> 4, j = (r >> 3) & 1, half = (r >> 2) & 1;
-  return (d & ~63) + 32 * j + 16 * half + 4 * c + (r & 3);
-}
-
-// bf16 q meets the fp8 layouts' f16 products scaled by 2^e per head, e putting the head's |q|
-// maximum in [2^14, 2^15): f16 then holds every value with its bf16 precision, far from
-// overflow. The scores' factor undoes it.
-constexpr bool kScaledQuery = !kBf16Kv && !kQFp8;
-
-SMLA_DEVICE int query_exponent(u32 amax_bits) {
-  const int biased = (int)(amax_bits >> 23);  // 0 for a zero (or subnormal) head: left as is
-  return biased == 0 ? 0 : min(141 - biased, 126);
-}
-
-SMLA_DEVICE uint4 load_query_chunk(const DecodeParams& p, int row, int head, int d) {
-  if (head >= kNumHeads) return make_uint4(0u, 0u, 0u, 0u);
-  const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + d;
-  return kQFp8 ? *(const uint4*)((const u8*)p.q + offset)
-               : *(const uint4*)((const u16*)p.q + offset);
-}
-
-// The query tile in the products' types: f16 where it meets e4m3 values, bf16 where it meets
-// bf16 ones; and the per-head factor of the scores (fp8 layouts; query_factor_offset). One warp
-// converts a whole head, so the head's |q| maximum is a warp reduction: no block barrier.
-// Heads past kNumHeads are zero: their scores are computed and never stored.
-SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int row,
-                                 int head_group) {
-  constexpr int kDimsPerLoad = kQFp8 ? 16 : 8;  // one 16-byte load
-  constexpr int kLoadsPerLane = kHeadDim / kDimsPerLoad / 32;
-  const int lane = threadIdx.x & 31;
-  for (int h = threadIdx.x / 32; h < kHeadsPerCta; h += kWarps) {
-    const int head = head_group * kHeadsPerCta + h;
-    uint4 x[kLoadsPerLane];
-    u32 amax = 0u;  // float bits of the largest |q| (bf16 q only)
-#pragma unroll
-    for (int j = 0; j < kLoadsPerLane; ++j) {
-      x[j] = load_query_chunk(p, row, head, (lane + 32 * j) * kDimsPerLoad);
-      const u32 words[4] = {x[j].x, x[j].y, x[j].z, x[j].w};
-#pragma unroll
-      for (int k = 0; k < 4; ++k)
-        amax = max(amax, max(words[k] << 17 >> 1, words[k] & 0x7fff0000u));
-    }
-    const int e = kScaledQuery ? query_exponent(warp_max(amax)) : 0;
-    const float multiplier = pow2(e);
-#pragma unroll
-    for (int j = 0; j < kLoadsPerLane; ++j) {
-      const int d = (lane + 32 * j) * kDimsPerLoad;
-      const u32 in[4] = {x[j].x, x[j].y, x[j].z, x[j].w};
-      unsigned char* to = smem + kGeo.query_offset + h * kGeo.query_stride;
-      if (kE4m3Scores && !bf16_dims(d)) {  // the bytes as they are, 4 dims at a time
-#pragma unroll
-        for (int k = 0; k < 4; ++k) *(u32*)(to + e4m3_position(d + 4 * k)) = in[k];
-        continue;
-      }
-      u32 words[kDimsPerLoad / 2];  // word k: dims d + 2k, d + 2k + 1
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        if (kQFp8) {  // the scale is in score_scale_log2; both conversions are exact
-          if (bf16_dims(d)) {
-            e4m3x4_to_bf16x2(in[k], words[2 * k], words[2 * k + 1]);
-          } else {
-            e4m3x4_to_f16x2(in[k], words[2 * k], words[2 * k + 1]);
-          }
-        } else if (kScaledQuery) {
-          const float low = bf16_low(in[k]) * multiplier, high = bf16_high(in[k]) * multiplier;
-          words[k] = bf16_dims(d) ? pack_bf16x2(low, high) : pack_f16x2(low, high);
-        } else {
-          words[k] = in[k];
-        }
-      }
-#pragma unroll
-      for (int k = 0; k < kDimsPerLoad / 2; ++k)
-        *(u32*)(to + 2 * query_position(d + 2 * k)) = words[k];
-    }
-    if (!kBf16Kv && lane == 0) {
-      ((float*)(smem + kGeo.query_factor_offset))[h] = p.score_scale_log2 * pow2(-e);
-    }
-  }
 }
 
 // ---- scores ---------------------------------------------------------------------------------
@@ -571,44 +324,6 @@ SMLA_DEVICE void bf16_scores(unsigned char* smem, const Lanes& t, int stage,
   sum_chains(acc, s);
 }
 
-// N consecutive floats of shared memory (N = 1, 2 or a multiple of 4, aligned to 4N bytes up to
-// 16) in as few accesses as possible.
-template <int N>
-SMLA_DEVICE void store_floats(float* to, const float (&v)[N]) {
-  static_assert(N == 1 || N == 2 || N % 4 == 0, "1, 2 or a multiple of 4 floats");
-  if constexpr (N % 4 == 0) {
-#pragma unroll
-    for (int i = 0; i < N; i += 4)
-      *(float4*)(to + i) = make_float4(v[i], v[i + 1], v[i + 2], v[i + 3]);
-  } else if constexpr (N == 2) {
-    *(float2*)to = make_float2(v[0], v[1]);
-  } else {
-    *to = v[0];
-  }
-}
-template <int N>
-SMLA_DEVICE void load_floats(const float* from, float (&v)[N]) {
-  static_assert(N == 1 || N == 2 || N % 4 == 0, "1, 2 or a multiple of 4 floats");
-  if constexpr (N % 4 == 0) {
-#pragma unroll
-    for (int i = 0; i < N; i += 4) {
-      const float4 x = *(const float4*)(from + i);
-      v[i] = x.x, v[i + 1] = x.y, v[i + 2] = x.z, v[i + 3] = x.w;
-    }
-  } else if constexpr (N == 2) {
-    const float2 x = *(const float2*)from;
-    v[0] = x.x, v[1] = x.y;
-  } else {
-    v[0] = *from;
-  }
-}
-
-// The factor from a score sum to log2 units: score_scale_log2, times 2^-e for a scaled query.
-SMLA_DEVICE float score_factor(const DecodeParams& p, const unsigned char* smem, int head) {
-  if (kBf16Kv) return p.score_scale_log2;
-  return ((const float*)(smem + kGeo.query_factor_offset))[head];
-}
-
 // Sums every part's partial scores of the values this thread owns, in part order, scaled to
 // log2 units by their heads' factors (score_factor, read once per CTA); -inf for invalid entries.
 SMLA_DEVICE void owned_scores(unsigned char* smem, const Lanes& t, int stage,
@@ -734,15 +449,6 @@ SMLA_DEVICE float read_max(const float* slots, int head) {
 }
 SMLA_DEVICE float read_sum(const float* slots, int head) {
   return read_slots<false, kSumSlots>(slots, head);
-}
-
-// a[i] for a run-time i, without indexing a register array (which would go to local memory).
-template <int N>
-SMLA_DEVICE float pick(const float (&a)[N], int i) {
-  float r = a[0];
-#pragma unroll
-  for (int k = 1; k < N; ++k) r = i == k ? a[k] : r;
-  return r;
 }
 
 // ---- the tile loop ----------------------------------------------------------------------------
@@ -939,17 +645,6 @@ SMLA_DEVICE void accumulate_values(unsigned char* smem, const Lanes& t, int stag
   }
 }
 
-SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
-  if (!kHasSink || head >= kNumHeads) return neg_inf();
-  return __fmul_rn(p.sink[head], kLog2e);
-}
-
-// NOTE: within a segment the probabilities are exp2(score - m) for a running reference m that
-// is raised only when a score exceeds it by more than kLazyMargin (log2 units), so P <= 2^15
-// (f16, bf16 and the fp32 sums hold it) and most tiles need neither the per-head maxima nor a
-// rescale: one barrier and ~100 instructions per warp less. The first tile of a segment always
-// sets m to its exact maximum.
-constexpr float kLazyMargin = 15.0f;
 // NOTE: a segment's first tile always ends on the exact path (its reference is -inf; a tile
 // with no valid score gives the same zeros on either path), so it may skip the lazy pass and
 // its vote. Measured on the H200: 6% faster with 32-head CTAs (64 heads, 256 rows: 206.9
@@ -1019,7 +714,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
   int later_index =
       kStages < walk.count ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile)) : -1;
   // After the first copies are issued, so that the query's latency overlaps theirs.
-  load_query_tile(p, smem, row, head_group);
+  load_query_tile<kE4m3Scores>(p, smem, row, head_group);
   __syncthreads();
   float owned_factor[kOwnedCombos];  // the score factors of the owned values' heads
 #pragma unroll
@@ -1233,15 +928,6 @@ extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters)
   extern __shared__ __align__(16) unsigned char smem[];
   // The combine kernel may start launching now; it waits for this grid to finish.
   launch_dependents();
-  // Work item: head group fastest, so the CTAs that read the same entries run side by side.
-  const i64 item = blockIdx.x;
-  const int head_group = (int)(item % kHeadGroups);
-  const i64 rest = item / kHeadGroups;
-  const int segment = p.split ? (int)(rest % kGeo.segments) : 0;
-  const int row = p.split ? (int)(rest / kGeo.segments) : (int)rest;
-  const int begin = p.split ? segment * kSegmentTiles : 0;
-  const int end = p.split ? min(begin + kSegmentTiles, kGeo.tiles) : kGeo.tiles;
-  const int length0 = clamp_length(p.sources[0].lengths, row, kWidth0);
-  const int length1 = kNumSources > 1 ? clamp_length(p.sources[1].lengths, row, kWidth1) : 0;
-  run_cta(p, smem, length0, length1, row, head_group, begin, end, item);
+  const WorkItem w = work_item(p);
+  run_cta(p, smem, w.length0, w.length1, w.row, w.head_group, w.begin, w.end, w.item);
 }

@@ -45,6 +45,8 @@ bool check_valid(const smla_problem& problem) {
       ::testing::AssertionResult(unsupported.empty()) << unsupported,
       ::testing::AssertionResult(t.heads_per_cta == expected_heads_per_cta)
           << "heads per CTA: 8 up to 8 heads, 16 up to 16, else 32",
+      ::testing::AssertionResult((t.mma == MmaPath::kMmaSyncHeadsM) == (problem.num_heads > 16))
+          << "the heads-on-M kernel above 16 heads, the entries-on-M one up to 16",
       ::testing::AssertionResult(g.segments >= 1 && g.segments <= kMaxSegments &&
                                  g.segments * t.segment_tiles >= g.tiles)
           << g.segments << " segments of " << t.segment_tiles << " for " << g.tiles << " tiles",

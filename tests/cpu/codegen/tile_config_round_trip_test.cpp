@@ -54,6 +54,17 @@ TEST(TileConfigRoundTrip, ParseInvertsText) {
   }
 }
 
+TEST(TileConfigRoundTrip, HeadsOnMPath) {
+  TileConfig config;
+  config.heads_per_cta = 32;
+  config.warps = 8;
+  config.stages = 2;
+  config.mma = MmaPath::kMmaSyncHeadsM;
+  check_round_trip(config, "hg32.w8.te64.st2.seg2.mb1.mma_sync_hm");
+  config.mma = MmaPath::kMmaSync;
+  EXPECT_FALSE(*TileConfig::parse("hg32.w8.te64.st2.seg2.mb1.mma_sync_hm") == config);
+}
+
 TEST(TileConfigRoundTrip, EqualityIsFieldEquality) {
   TileConfig a, b;
   EXPECT_TRUE(a == b);

@@ -76,8 +76,9 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   };
   // 16 heads: 9 segments of 4 32-entry tiles; 8 heads per CTA, 18 CTAs a row.
   EXPECT_EQ(splits(16), (Splits{{8, 7}}));
-  // 32 heads: 9 segments of 2 64-entry tiles; 8 heads (36 CTAs a row), then 16 (18).
-  EXPECT_EQ(splits(32), (Splits{{8, 3}, {16, 7}}));
+  // 32 heads: 9 segments of 2 64-entry tiles; the heads-on-M kernel's 16 heads (18 CTAs a row;
+  // it has no 8-head CTAs).
+  EXPECT_EQ(splits(32), (Splits{{16, 7}}));
   // 128 heads: 8 heads per CTA would take 144 CTAs for one row.
   EXPECT_EQ(splits(128), (Splits{{16, 1}}));
   const smla_problem h32_problem = test::dsv4_compressed_problem(32, 64, 1024);
@@ -92,11 +93,11 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   EXPECT_TRUE(narrow_splits(window, default_tile_config(window)).empty());
   // The narrow kernels are among those a prepare loads (and `smla cache build` prewarms).
   const std::vector<KernelKey> keys = default_problem_kernels("sm_90a", h32_problem);
-  ASSERT_EQ(keys.size(), 6u);  // three decode kernels, then their combine kernels
-  EXPECT_EQ(keys[1].tile.heads_per_cta, 8);
-  EXPECT_EQ(keys[2].tile.heads_per_cta, 16);
-  EXPECT_EQ(keys[4].family, KernelFamily::kCombine);
-  EXPECT_EQ(keys[4].tile.heads_per_cta, 8);
+  ASSERT_EQ(keys.size(), 4u);  // two decode kernels, then their combine kernels
+  EXPECT_EQ(keys[1].tile.heads_per_cta, 16);
+  EXPECT_EQ(keys[1].tile.mma, MmaPath::kMmaSyncHeadsM);
+  EXPECT_EQ(keys[3].family, KernelFamily::kCombine);
+  EXPECT_EQ(keys[3].tile.heads_per_cta, 16);
 }
 
 }  // namespace
