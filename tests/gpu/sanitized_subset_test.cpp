@@ -1,5 +1,5 @@
 // A representative subset small enough for compute-sanitizer (memcheck, racecheck): every
-// layout, both q dtypes, split and whole-row mode, odd pages. Caches sit in allocations of
+// layout, both q dtypes, split and whole-row mode, both decode kernels, odd pages. Caches sit in allocations of
 // exactly their size, so a read past a cache is an out-of-bounds access memcheck reports.
 #include "gpu_env.h"
 
@@ -20,6 +20,8 @@ TEST(Sanitized, RepresentativeSubset) {
       {make_problem(32, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {2, 300}}), 2},
       {make_problem(8, SMLA_KV_BF16, SMLA_BF16, 1, {{61, 128}, {1, 200}}), 4},
       {make_problem(64, SMLA_KV_FP8_PACKED, SMLA_FP8_E4M3, 2, {{256, 128}}), 30},
+      // The heads-on-M kernel's whole-row folds (100 rows do not split; 5 segments).
+      {make_problem(32, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 100},
   };
   uint64_t seed = 1000;
   for (const Case& c : cases) {
