@@ -153,6 +153,56 @@ SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int til
   }
 }
 
+// The ring of gathered tiles. Walk position i lives in stage i % kStages; positions up to
+// kStages - 1 ahead are in flight, and their indices are loaded two positions before their
+// copies. Every thread of the CTA calls start() once, and advance(i) at the top of position i
+// after the barrier that makes stage i % kStages reusable.
+struct GatherRing {
+  int fetch_tile;   // the tile of position i + kStages - 1
+  int fetch_stage;  // its stage
+  int next_index;   // this thread's index of that tile
+  int later_index;  // ... of position i + kStages's tile
+  int index_tile;   // the tile of position i + kStages + 1
+
+  SMLA_DEVICE void start(const DecodeParams& p, unsigned char* smem, const TileWalk& walk,
+                         int length0, int length1, int row) {
+    fetch_tile = walk.first;
+    int tiles[kStages - 1], first[kStages - 1];
+#pragma unroll
+    for (int j = 0; j < kStages - 1; ++j) {
+      tiles[j] = fetch_tile;
+      first[j] = j < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
+      fetch_tile = walk.next(fetch_tile);
+    }
+#pragma unroll
+    for (int j = 0; j < kStages - 1; ++j) {
+      if (j < walk.count) gather_tile(p, smem, tiles[j], j, first[j]);
+      cp_async_commit();
+    }
+    next_index =
+        kStages - 1 < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
+    index_tile = walk.next(walk.next(fetch_tile));
+    later_index = kStages < walk.count
+                      ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile))
+                      : -1;
+    fetch_stage = kStages - 1;
+  }
+
+  // Position i, in `stage`, is about to be computed: issues position i + kStages - 1's copies
+  // into the stage position i - 1 used.
+  SMLA_DEVICE void advance(const DecodeParams& p, unsigned char* smem, const TileWalk& walk,
+                           int length0, int length1, int row, int i, int stage) {
+    if (i + kStages - 1 < walk.count) gather_tile(p, smem, fetch_tile, fetch_stage, next_index);
+    cp_async_commit();
+    fetch_tile = walk.next(fetch_tile);
+    fetch_stage = stage;
+    next_index = later_index;
+    later_index =
+        i + kStages + 1 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
+    index_tile = walk.next(index_tile);
+  }
+};
+
 // ---- the query tile -------------------------------------------------------------------------
 
 // NOTE: for the fp8 layouts a thread's converted words are its A fragments (fp8_scores), whose
@@ -265,6 +315,66 @@ SMLA_DEVICE void load_query_tile(const DecodeParams& p, unsigned char* smem, int
 SMLA_DEVICE float score_factor(const DecodeParams& p, const unsigned char* smem, int head) {
   if (kBf16Kv) return p.score_scale_log2;
   return ((const float*)(smem + kGeo.query_factor_offset))[head];
+}
+
+// ---- the packed scales of the values -----------------------------------------------------------
+
+// NOTE (packed layout): the value product multiplies the raw e4m3 values (exact in f16), and
+// each entry's scale moves into its probabilities: P' = P * 2^(s - ref) for the scale byte s of
+// the warp's group, where ref is the segment's running maximum of those bytes, so P' <= P fits
+// f16. The group's accumulators are in units of 2^(ref - 127) until the segment ends
+// (finish_value_scales); a tile that raises ref rescales them by an exact power of 2.
+// NOTE: f16 keeps P' to 2^-24: an entry whose group scale is 2^k below the segment's largest
+// loses precision where P * 2^-k < 2^-14, which matters only for spreads of well over 2^10
+// within one segment (random tokens here spread over 2^5).
+template <int kGroups>
+struct ValueScales {
+  int ref[kGroups];
+};
+
+// Sets this warp's factor table 2^(s - ref) (f16, per group and entry) for the tile in `stage`,
+// raising ref (the first tile of a segment sets it). Group j is the 64 dims from
+// t.group_dim0(j); scale_group(j, factor) multiplies the warp's accumulators of group j.
+template <int kGroups, typename Lanes, typename ScaleGroup>
+SMLA_DEVICE void prepare_value_scales(unsigned char* smem, const Lanes& t, int stage, bool fresh,
+                                      ValueScales<kGroups>& vs, ScaleGroup scale_group) {
+  const u8* scales = smem + kGeo.scale_offset + stage * kTileEntries * 8;
+  u16* factors = (u16*)(smem + kGeo.value_factor_offset) + t.warp * kGroups * kTileEntries;
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+    const int d0 = t.group_dim0(j);
+    if (bf16_dims(d0)) continue;
+    u32 bytes[kTileEntries / 32];
+    u32 top = 0u;
+#pragma unroll
+    for (int i = 0; i < kTileEntries / 32; ++i) {
+      bytes[i] = scales[(t.lane + 32 * i) * 8 + d0 / 64];
+      top = max(top, bytes[i]);
+    }
+    top = warp_max(top);
+    if (fresh) {
+      vs.ref[j] = (int)top;
+    } else if ((int)top > vs.ref[j]) {
+      scale_group(j, pow2(max(vs.ref[j] - (int)top, -126)));
+      vs.ref[j] = (int)top;
+    }
+#pragma unroll
+    for (int i = 0; i < kTileEntries / 32; ++i) {
+      const float factor = pow2(max((int)bytes[i] - vs.ref[j], -126));
+      factors[j * kTileEntries + t.lane + 32 * i] = (u16)pack_f16x2(factor, 0.0f);
+    }
+  }
+  __syncwarp();
+}
+
+// At a segment's end: the fp8 groups' accumulators to plain units, times 2^(ref - 127).
+template <int kGroups, typename Lanes, typename ScaleGroup>
+SMLA_DEVICE void finish_value_scales(const Lanes& t, const ValueScales<kGroups>& vs,
+                                     ScaleGroup scale_group) {
+#pragma unroll
+  for (int j = 0; j < kGroups; ++j) {
+    if (!bf16_dims(t.group_dim0(j))) scale_group(j, ue8m0_value((u32)vs.ref[j]));
+  }
 }
 
 // N consecutive floats of shared memory (N = 1, 2 or a multiple of 4, aligned to 4N bytes up to

@@ -81,66 +81,22 @@ SMLA_HOST_DEVICE constexpr bool total_in_smem(const DecodeShape& s, int segments
   return s.layout != kLayoutBf16 && segments > 1;
 }
 
-// The heads-on-M kernel's map: whole-row mode's total in registers (decode_heads_m_kernel.cuh). prob_stride keeps eight head rows of P in distinct
-// banks; the reduce area holds per head one max and one sum slot per warp.
-SMLA_HOST_DEVICE constexpr DecodeGeometry heads_m_geometry(const DecodeShape& s) {
-  DecodeGeometry g{};
+// What both kernels' maps share: the counts, the strides, and the shared memory up to the packed
+// value factors. Returns the offset where the rest of the map starts.
+SMLA_HOST_DEVICE constexpr int common_geometry(const DecodeShape& s, DecodeGeometry& g) {
   const bool packed = s.layout == kLayoutPacked;
   const bool bf16 = s.layout == kLayoutBf16;
-  g.threads = s.warps * 32;
-  g.tiles0 = ceil_div(s.width0, s.tile_entries);
-  g.tiles1 = s.num_sources > 1 ? ceil_div(s.width1, s.tile_entries) : 0;
-  g.tiles = g.tiles0 + g.tiles1;
-  g.segments = ceil_div(g.tiles, s.segment_tiles);
-  g.entry_bytes = bf16 ? 1024 : 576;
-  g.chunks_per_entry = (packed ? 576 : bf16 ? 1024 : 512) / 16;
-  g.query_stride = kHeadDim * 2 + 16;
-  g.prob_stride = s.tile_entries + 8;
-  g.pv_groups = packed ? (kHeadDim / s.warps + 63) / 64 : 0;
-  const int prob_bytes = align_up(s.heads_per_cta * g.prob_stride * 2, 16);
-  int offset = 0;
-  g.raw_offset = offset;
-  offset += s.stages * s.tile_entries * g.entry_bytes;
-  g.scale_offset = offset;
-  offset += packed ? s.stages * s.tile_entries * 8 : 0;
-  g.query_offset = offset;
-  offset += s.heads_per_cta * g.query_stride;
-  g.query_factor_offset = offset;
-  offset += bf16 ? 0 : s.heads_per_cta * 4;
-  g.prob_offset = offset;
-  offset += prob_bytes;
-  g.rope_prob_offset = offset;
-  offset += packed ? prob_bytes : 0;
-  g.value_factor_offset = offset;  // packed: per warp, group and entry, f16 2^(scale - ref)
-  offset += align_up(s.warps * g.pv_groups * s.tile_entries * 2, 16);
-  g.exchange_offset = offset;  // the parts' partial scores: per head and entry, one float
-  offset += s.heads_per_cta * s.tile_entries * 4;
-  g.total_offset = g.fold_offset = offset;  // unused
-  g.reduce_offset = offset;
-  offset += s.heads_per_cta * 2 * s.warps * 4;
-  g.valid_offset = offset;
-  offset += s.stages * s.tile_entries;
-  g.smem_bytes = align_up(offset, 16);
-  return g;
-}
-
-SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) {
-  if (s.heads_on_m) return heads_m_geometry(s);
-  DecodeGeometry g{};
-  const bool packed = s.layout == kLayoutPacked;
-  const bool bf16 = s.layout == kLayoutBf16;
-  const int values_per_thread = s.heads_per_cta / 2;  // 2 rows x heads / 4 columns
   g.threads = s.warps * 32;
   g.tiles0 = ceil_div(s.width0, s.tile_entries);
   g.tiles1 = s.num_sources > 1 ? ceil_div(s.width1, s.tile_entries) : 0;
   g.tiles = g.tiles0 + g.tiles1;
   g.segments = ceil_div(g.tiles, s.segment_tiles);
   // fp8 entries are 36 chunks (rows 16 words apart) with the chunk index swizzled by the entry
-  // (decode_kernel.cuh: stored_chunk), so ldmatrix rows and 16-byte reads meet no conflict.
+  // (decode_common.cuh: stored_chunk), so ldmatrix rows and 16-byte reads meet no conflict.
   g.entry_bytes = bf16 ? 1024 : 576;
   g.chunks_per_entry = (packed ? 576 : bf16 ? 1024 : 512) / 16;
   g.query_stride = kHeadDim * 2 + 16;  // a 16-byte pad keeps eight head rows in distinct banks
-  g.prob_stride = s.tile_entries + 8;
+  g.prob_stride = s.tile_entries + 8;  // the same for eight rows of P
   g.pv_groups = packed ? warp_value_groups(s) : 0;
   const int prob_bytes = align_up(s.heads_per_cta * g.prob_stride * 2, 16);
   int offset = 0;
@@ -158,6 +114,30 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   offset += packed ? prob_bytes : 0;
   g.value_factor_offset = offset;  // packed: per warp and group, f16 2^(scale - reference)
   offset += align_up(s.warps * g.pv_groups * s.tile_entries * 2, 16);
+  return offset;
+}
+
+// The heads-on-M kernel's map (decode_heads_m_kernel.cuh): whole-row mode's total is in
+// registers; the reduce area holds per head one max and one sum slot per warp.
+SMLA_HOST_DEVICE constexpr DecodeGeometry heads_m_geometry(const DecodeShape& s) {
+  DecodeGeometry g{};
+  int offset = common_geometry(s, g);
+  g.exchange_offset = offset;  // the parts' partial scores: per head and entry, one float
+  offset += s.heads_per_cta * s.tile_entries * 4;
+  g.total_offset = g.fold_offset = offset;  // unused
+  g.reduce_offset = offset;
+  offset += s.heads_per_cta * 2 * s.warps * 4;
+  g.valid_offset = offset;
+  offset += s.stages * s.tile_entries;
+  g.smem_bytes = align_up(offset, 16);
+  return g;
+}
+
+SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) {
+  if (s.heads_on_m) return heads_m_geometry(s);
+  DecodeGeometry g{};
+  const int values_per_thread = s.heads_per_cta / 2;  // 2 rows x heads / 4 columns
+  int offset = common_geometry(s, g);
   g.total_offset = offset;  // whole-row mode's folded output, when total_in_smem
   offset += total_in_smem(s, g.segments) ? s.heads_per_cta * kHeadDim * 4 : 0;
   g.exchange_offset = offset;  // every warp's partial scores

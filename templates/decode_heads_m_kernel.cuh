@@ -310,14 +310,7 @@ struct Accumulators {
   float o[kMTiles][kPvNTiles][4];  // head g + 8 (e >> 1) of m tile mt
 };
 
-// NOTE (packed layout): as in decode_kernel.cuh, each entry's scale moves into its
-// probabilities, P' = P * 2^(s - ref) for the scale byte s of the group and the segment's
-// running maximum ref of those bytes; the group's accumulators are in units of 2^(ref - 127)
-// until the segment ends, and a tile that raises ref rescales them by an exact power of 2.
-struct ValueScales {
-  int ref[kPvGroups];
-};
-
+// Multiplies the accumulators of value group j by `factor` (prepare_value_scales).
 SMLA_DEVICE void scale_group(Accumulators& acc, int j, float factor) {
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)
@@ -325,50 +318,6 @@ SMLA_DEVICE void scale_group(Accumulators& acc, int j, float factor) {
     for (int nt = 8 * j; nt < 8 * j + 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= factor;
-}
-
-// Sets this warp's factor table 2^(s - ref) (f16 per group and entry) for the tile in `stage`,
-// raising ref (the first tile of a segment sets it).
-SMLA_DEVICE void prepare_value_scales(unsigned char* smem, const Lanes& t, int stage, bool fresh,
-                                      ValueScales& vs, Accumulators& acc) {
-  const u8* scales = smem + kGeo.scale_offset + stage * kTileEntries * 8;
-  u16* factors = (u16*)(smem + kGeo.value_factor_offset) + t.warp * kPvGroups * kTileEntries;
-#pragma unroll
-  for (int j = 0; j < kPvGroups; ++j) {
-    const int d0 = t.group_dim0(j);
-    if (bf16_dims(d0)) continue;
-    constexpr int kPerLane = (kTileEntries + 31) / 32;
-    u32 bytes[kPerLane];
-    u32 top = 0u;
-#pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-      const int entry = t.lane + 32 * i;
-      bytes[i] = entry < kTileEntries ? scales[entry * 8 + d0 / 64] : 0u;
-      top = max(top, bytes[i]);
-    }
-    top = warp_max(top);
-    if (fresh) {
-      vs.ref[j] = (int)top;
-    } else if ((int)top > vs.ref[j]) {
-      scale_group(acc, j, pow2(max(vs.ref[j] - (int)top, -126)));
-      vs.ref[j] = (int)top;
-    }
-#pragma unroll
-    for (int i = 0; i < kPerLane; ++i) {
-      const int entry = t.lane + 32 * i;
-      const float factor = pow2(max((int)bytes[i] - vs.ref[j], -126));
-      if (entry < kTileEntries) factors[j * kTileEntries + entry] = (u16)pack_f16x2(factor, 0.0f);
-    }
-  }
-  __syncwarp();
-}
-
-// At a segment's end: the fp8 groups' accumulators to plain units, times 2^(ref - 127).
-SMLA_DEVICE void finish_value_scales(const Lanes& t, const ValueScales& vs, Accumulators& acc) {
-#pragma unroll
-  for (int j = 0; j < kPvGroups; ++j) {
-    if (!bf16_dims(t.group_dim0(j))) scale_group(acc, j, ue8m0_value((u32)vs.ref[j]));
-  }
 }
 
 // O += P V over the tile for this warp's dims.
@@ -492,29 +441,9 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
       seg_sum[mt][h] = total_sum[mt][h] = 0.0f;
     }
 
-  // Pipeline: as in decode_kernel.cuh.
   const TileWalk walk = make_walk(w.length0, w.length1, w.begin, w.end);
-  int fetch_tile = walk.first;
-  {
-    int tiles[kStages - 1], first[kStages - 1];
-#pragma unroll
-    for (int j = 0; j < kStages - 1; ++j) {
-      tiles[j] = fetch_tile;
-      first[j] = j < walk.count ? load_tile_index(p, w.length0, w.length1, w.row, fetch_tile) : -1;
-      fetch_tile = walk.next(fetch_tile);
-    }
-#pragma unroll
-    for (int j = 0; j < kStages - 1; ++j) {
-      if (j < walk.count) gather_tile(p, smem, tiles[j], j, first[j]);
-      cp_async_commit();
-    }
-  }
-  int next_index =
-      kStages - 1 < walk.count ? load_tile_index(p, w.length0, w.length1, w.row, fetch_tile) : -1;
-  int index_tile = walk.next(walk.next(fetch_tile));
-  int later_index = kStages < walk.count
-                        ? load_tile_index(p, w.length0, w.length1, w.row, walk.next(fetch_tile))
-                        : -1;
+  GatherRing ring;
+  ring.start(p, smem, walk, w.length0, w.length1, w.row);
   load_query_tile<kE4m3Scores>(p, smem, w.row, w.head_group);
   __syncthreads();
   float factor[kMTiles][2];  // the score factors of the thread's heads
@@ -524,21 +453,13 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     for (int h = 0; h < 2; ++h) factor[mt][h] = score_factor(p, smem, t.head(mt, h));
 
   int tile = walk.first;
-  int stage = 0, fetch_stage = kStages - 1;
+  int stage = 0;
   bool segment_fresh = true;
-  ValueScales value_scales;
+  ValueScales<kPvGroups> value_scales;
   for (int i = 0; i < walk.count; ++i) {
     cp_async_wait<kStages - 2>();
     __syncthreads();
-    if (i + kStages - 1 < walk.count) gather_tile(p, smem, fetch_tile, fetch_stage, next_index);
-    cp_async_commit();
-    fetch_tile = walk.next(fetch_tile);
-    fetch_stage = stage;
-    next_index = later_index;
-    later_index = i + kStages + 1 < walk.count
-                      ? load_tile_index(p, w.length0, w.length1, w.row, index_tile)
-                      : -1;
-    index_tile = walk.next(index_tile);
+    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i, stage);
 
     float x[kMTiles][4];
     {
@@ -632,7 +553,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
       }
       __syncthreads();
     }
-    if (kPacked) prepare_value_scales(smem, t, stage, segment_fresh, value_scales, acc);
+    const auto scale = [&](int j, float factor) { scale_group(acc, j, factor); };
+    if (kPacked) prepare_value_scales(smem, t, stage, segment_fresh, value_scales, scale);
     accumulate_values(smem, t, stage, acc);
 
     const int next_tile = walk.next(tile);
@@ -643,7 +565,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     segment_fresh = segment_ends;
     if (!segment_ends) continue;
 
-    if (kPacked) finish_value_scales(t, value_scales, acc);
+    if (kPacked) finish_value_scales(t, value_scales, scale);
       // The segment's sum per head: the thread's sums over its quad, then the warps in order.
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)

@@ -514,19 +514,7 @@ SMLA_DEVICE void store_probability(unsigned char* smem, u32 at, float v) {
   if (kPacked) *(u16*)(smem + kGeo.rope_prob_offset + at) = (u16)pack_bf16x2(v, 0.0f);
 }
 
-// NOTE (packed layout): the value product multiplies the raw e4m3 values (exact in f16), and
-// each entry's scale moves into its probabilities: P' = P * 2^(s - ref) for the scale byte s of
-// the warp's group, where ref is the segment's running maximum of those bytes, so P' <= P fits
-// f16. The group's accumulators are in units of 2^(ref - 127) until the segment ends
-// (finish_value_scales); a tile that raises ref rescales them by an exact power of 2.
-// NOTE: f16 keeps P' to 2^-24: an entry whose group scale is 2^k below the segment's largest
-// loses precision where P * 2^-k < 2^-14, which matters only for spreads of well over 2^10
-// within one segment (random tokens here spread over 2^5).
-struct ValueScales {
-  int ref[kPvGroups];
-};
-
-// Multiplies the accumulators of value group j by `factor`.
+// Multiplies the accumulators of value group j by `factor` (prepare_value_scales).
 SMLA_DEVICE void scale_group(Accumulators& acc, int j, float factor) {
 #pragma unroll
   for (int mt = j * kGroupMTiles; mt < (j + 1) * kGroupMTiles; ++mt)
@@ -534,47 +522,6 @@ SMLA_DEVICE void scale_group(Accumulators& acc, int j, float factor) {
     for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] *= factor;
-}
-
-// Sets this warp's factor table 2^(s - ref) (f16, per group and entry) for the tile in `stage`,
-// raising ref (the first tile of a segment sets it).
-SMLA_DEVICE void prepare_value_scales(unsigned char* smem, const Lanes& t, int stage, bool fresh,
-                                      ValueScales& vs, Accumulators& acc) {
-  const u8* scales = smem + kGeo.scale_offset + stage * kTileEntries * 8;
-  u16* factors = (u16*)(smem + kGeo.value_factor_offset) + t.warp * kPvGroups * kTileEntries;
-#pragma unroll
-  for (int j = 0; j < kPvGroups; ++j) {
-    const int d0 = t.group_dim0(j);
-    if (bf16_dims(d0)) continue;
-    u32 bytes[kTileEntries / 32];
-    u32 top = 0u;
-#pragma unroll
-    for (int i = 0; i < kTileEntries / 32; ++i) {
-      bytes[i] = scales[(t.lane + 32 * i) * 8 + d0 / 64];
-      top = max(top, bytes[i]);
-    }
-    top = warp_max(top);
-    if (fresh) {
-      vs.ref[j] = (int)top;
-    } else if ((int)top > vs.ref[j]) {
-      scale_group(acc, j, pow2(max(vs.ref[j] - (int)top, -126)));
-      vs.ref[j] = (int)top;
-    }
-#pragma unroll
-    for (int i = 0; i < kTileEntries / 32; ++i) {
-      const float factor = pow2(max((int)bytes[i] - vs.ref[j], -126));
-      factors[j * kTileEntries + t.lane + 32 * i] = (u16)pack_f16x2(factor, 0.0f);
-    }
-  }
-  __syncwarp();
-}
-
-// At a segment's end: the fp8 groups' accumulators to plain units, times 2^(ref - 127).
-SMLA_DEVICE void finish_value_scales(const Lanes& t, const ValueScales& vs, Accumulators& acc) {
-#pragma unroll
-  for (int j = 0; j < kPvGroups; ++j) {
-    if (!bf16_dims(t.group_dim0(j))) scale_group(acc, j, ue8m0_value((u32)vs.ref[j]));
-  }
 }
 
 // B fragments of P (16 entries of k-step ks x all heads) from a probability tile.
@@ -690,29 +637,9 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     }
   }
 
-  // Pipeline: walk position i lives in stage i % kStages; positions up to kStages - 1 ahead
-  // are in flight, and their indices are loaded two iterations before their copies.
   const TileWalk walk = make_walk(length0, length1, begin, end);
-  int fetch_tile = walk.first;  // the tile of position i + kStages - 1 (after the prologue)
-  {
-    int tiles[kStages - 1], first[kStages - 1];
-#pragma unroll
-    for (int j = 0; j < kStages - 1; ++j) {
-      tiles[j] = fetch_tile;
-      first[j] = j < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
-      fetch_tile = walk.next(fetch_tile);
-    }
-#pragma unroll
-    for (int j = 0; j < kStages - 1; ++j) {
-      if (j < walk.count) gather_tile(p, smem, tiles[j], j, first[j]);
-      cp_async_commit();
-    }
-  }
-  int next_index =
-      kStages - 1 < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
-  int index_tile = walk.next(walk.next(fetch_tile));  // the tile of position i + kStages + 1
-  int later_index =
-      kStages < walk.count ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile)) : -1;
+  GatherRing ring;
+  ring.start(p, smem, walk, length0, length1, row);
   // After the first copies are issued, so that the query's latency overlaps theirs.
   load_query_tile<kE4m3Scores>(p, smem, row, head_group);
   __syncthreads();
@@ -723,21 +650,14 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
   }
 
   int tile = walk.first;
-  int stage = 0, fetch_stage = kStages - 1;
-  bool segment_fresh = true;  // no tile of the current segment is done: acc.o is zero
-  ValueScales value_scales;   // packed: set by the first tile of each segment
+  int stage = 0;
+  bool segment_fresh = true;            // no tile of the current segment is done: acc.o is zero
+  ValueScales<kPvGroups> value_scales;  // packed: set by the first tile of each segment
   for (int i = 0; i < walk.count; ++i) {
     cp_async_wait<kStages - 2>();
     // Position i has landed for every thread, and every warp is done with position i - 1.
     __syncthreads();
-    if (i + kStages - 1 < walk.count) gather_tile(p, smem, fetch_tile, fetch_stage, next_index);
-    cp_async_commit();
-    fetch_tile = walk.next(fetch_tile);
-    fetch_stage = stage;
-    next_index = later_index;
-    later_index =
-        i + kStages + 1 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
-    index_tile = walk.next(index_tile);
+    ring.advance(p, smem, walk, length0, length1, row, i, stage);
 
     float s[kNTiles][4];
     if (kBf16Kv) {
@@ -807,7 +727,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
       }
       __syncthreads();
     }
-    if (kPacked) prepare_value_scales(smem, t, stage, segment_fresh, value_scales, acc);
+    const auto scale = [&](int j, float factor) { scale_group(acc, j, factor); };
+    if (kPacked) prepare_value_scales(smem, t, stage, segment_fresh, value_scales, scale);
     accumulate_values(smem, t, stage, acc);
 
     const int next_tile = walk.next(tile);
@@ -817,7 +738,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
     stage = stage + 1 == kStages ? 0 : stage + 1;
     segment_fresh = segment_ends;
     if (segment_ends) {
-      if (kPacked) finish_value_scales(t, value_scales, acc);
+      if (kPacked) finish_value_scales(t, value_scales, scale);
       write_sum_slots(smem, t, sums, owned_sum);
       __syncthreads();
       // In split mode (or with one segment) the CTA's only segment is the total: its sums stay

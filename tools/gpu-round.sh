@@ -53,11 +53,11 @@ if has ncu; then
   summary+=("ncu: rc=$? $(grep -E 'Duration|Memory Throughput|Compute \(SM\)' "$OUT/ncu.txt" | head -3 | tr -s ' ' | tr '\n' ';')")
 fi
 if has ncu-sass; then
-  # Per-instruction counts and stall samples of the same kernel, as CSV (aggregated here).
+  # Per-instruction counts and stall samples of the same kernel (NCU_PROBLEM), as CSV.
   timeout 200 ncu --clock-control none -k regex:smla_decode --launch-skip 2 --launch-count 1 \
     --section SourceCounters --section WarpStateStats --import-source no -f -o "$OUT/profile" \
-    carry/smla bench --preset dsv4-pro-tp8 --layer csa --q-len 1 --rows 256 --iters 1 --repeats 1 \
-    >"$OUT/ncu_sass.log" 2>&1
+    carry/smla bench ${NCU_PROBLEM:---preset dsv4-pro-tp8 --layer csa --q-len 1} --rows 256 \
+    --iters 1 --repeats 1 >"$OUT/ncu_sass.log" 2>&1
   ncu --import "$OUT/profile.ncu-rep" --page source --print-source sass --csv >"$OUT/sass_profile.csv" 2>>"$OUT/ncu_sass.log"
   summary+=("ncu-sass: $(wc -l <"$OUT/sass_profile.csv") lines")
 fi
