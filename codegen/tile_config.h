@@ -17,8 +17,9 @@ const char* mma_path_name(MmaPath path);
 
 struct TileConfig {
   int heads_per_cta = 16;     // mma_sync: 8, 16 or 32; mma_sync_hm: 16 or 32
-  int warps = 16;             // mma_sync: 2 or 4 per 16-entry block (the parts of the dims)
-  int tile_entries = 64;      // KV entries per pipeline stage (32 or 64)
+  int warps = 16;             // mma_sync: 2 or 4 per 16-entry block (the parts of the dims);
+                              // mma_sync_hm: 8 (two per 16-entry block)
+  int tile_entries = 64;      // KV entries per pipeline stage (32 or 64; mma_sync_hm: 64)
   int stages = 3;             // pipeline depth
   int segment_tiles = 2;      // tiles per segment: the fold unit of split-KV
   int min_blocks_per_sm = 1;  // __launch_bounds__ occupancy hint (register budget)

@@ -76,7 +76,7 @@ TEST_F(ContextForcedTile, UnsupportedValuesAreInvalidArgument) {
         "hg-16.w8.te32.st2.seg4.mb2.mma_sync", "hg24.w8.te32.st2.seg4.mb2.mma_sync",
         "hg16.w3.te32.st2.seg4.mb2.mma_sync", "hg16.w8.te40.st2.seg4.mb2.mma_sync",
         "hg8.w8.te64.st2.seg2.mb1.mma_sync_hm", "hg32.w16.te64.st2.seg2.mb1.mma_sync_hm",
-        "hg32.w16.te128.st2.seg1.mb1.mma_sync_hm"}) {
+        "hg32.w16.te128.st2.seg1.mb1.mma_sync_hm", "hg16.w4.te32.st2.seg4.mb1.mma_sync_hm"}) {
     SCOPED_TRACE(std::string("SMLA_TILE=") + bad);
     EXPECT_EXIT(std::_Exit(prepare_with_tile(bad).status),
                 ::testing::ExitedWithCode(SMLA_ERR_INVALID_ARGUMENT), "");
