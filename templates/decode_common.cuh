@@ -377,47 +377,6 @@ SMLA_DEVICE void finish_value_scales(const Lanes& t, const ValueScales<kGroups>&
   }
 }
 
-// N consecutive floats of shared memory (N = 1, 2 or a multiple of 4, aligned to 4N bytes up to
-// 16) in as few accesses as possible.
-template <int N>
-SMLA_DEVICE void store_floats(float* to, const float (&v)[N]) {
-  static_assert(N == 1 || N == 2 || N % 4 == 0, "1, 2 or a multiple of 4 floats");
-  if constexpr (N % 4 == 0) {
-#pragma unroll
-    for (int i = 0; i < N; i += 4)
-      *(float4*)(to + i) = make_float4(v[i], v[i + 1], v[i + 2], v[i + 3]);
-  } else if constexpr (N == 2) {
-    *(float2*)to = make_float2(v[0], v[1]);
-  } else {
-    *to = v[0];
-  }
-}
-template <int N>
-SMLA_DEVICE void load_floats(const float* from, float (&v)[N]) {
-  static_assert(N == 1 || N == 2 || N % 4 == 0, "1, 2 or a multiple of 4 floats");
-  if constexpr (N % 4 == 0) {
-#pragma unroll
-    for (int i = 0; i < N; i += 4) {
-      const float4 x = *(const float4*)(from + i);
-      v[i] = x.x, v[i + 1] = x.y, v[i + 2] = x.z, v[i + 3] = x.w;
-    }
-  } else if constexpr (N == 2) {
-    const float2 x = *(const float2*)from;
-    v[0] = x.x, v[1] = x.y;
-  } else {
-    v[0] = *from;
-  }
-}
-
-// a[i] for a run-time i, without indexing a register array (which would go to local memory).
-template <int N>
-SMLA_DEVICE float pick(const float (&a)[N], int i) {
-  float r = a[0];
-#pragma unroll
-  for (int k = 1; k < N; ++k) r = i == k ? a[k] : r;
-  return r;
-}
-
 SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
   if (!kHasSink || head >= kNumHeads) return neg_inf();
   return __fmul_rn(p.sink[head], kLog2e);
