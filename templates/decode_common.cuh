@@ -123,6 +123,17 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
   const u32 to =
       smem_u32(smem + kGeo.raw_offset) + (stage * kTileEntries + entry) * kGeo.entry_bytes;
   const u32 bytes = valid ? 16u : 0u;
+  // NOTE: the scale copy and the validity byte go first: a register rewritten right after the
+  // last 16-byte copy waits until the copies have left the queue of the load/store unit (the
+  // kernel's hottest stall, ncu); after them the code rewrites nothing they read. 1-2% faster.
+  if (first_chunk == 0) {
+    if (kPacked) {
+      const unsigned char* scales = src.cache + page_base + kPageSize * 576 + slot * 8;
+      cp_async_8(smem_u32(smem + kGeo.scale_offset) + (stage * kTileEntries + entry) * 8, scales,
+                 valid ? 8u : 0u);
+    }
+    smem[kGeo.valid_offset + stage * kTileEntries + entry] = valid ? 1 : 0;
+  }
 #pragma unroll
   for (int j = 0; j < kCopiesPerThread; ++j) {
     const int chunk = first_chunk + kThreadsPerEntry * j;
@@ -132,14 +143,6 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
                              : stored_chunk(entry, chunk);
       cp_async_16(to + stored * 16, from + kThreadsPerEntry * 16 * j, bytes);
     }
-  }
-  if (first_chunk == 0) {
-    if (kPacked) {
-      const unsigned char* scales = src.cache + page_base + kPageSize * 576 + slot * 8;
-      cp_async_8(smem_u32(smem + kGeo.scale_offset) + (stage * kTileEntries + entry) * 8, scales,
-                 valid ? 8u : 0u);
-    }
-    smem[kGeo.valid_offset + stage * kTileEntries + entry] = valid ? 1 : 0;
   }
 }
 

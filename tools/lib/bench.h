@@ -17,7 +17,7 @@ struct BenchOptions {
   std::vector<int> rows = {1, 8, 32, 64, 128, 256};
   int iterations = 20;        // graph replays per measurement
   int repeats = 7;            // measurements; the median is reported
-  double pool_bytes = 1.0e9;  // per source: random entries spread over ~17x the L2
+  double pool_bytes = 1.0e9;  // per source (--pool-gb): random entries over ~17x the L2
 };
 
 struct BenchRow {

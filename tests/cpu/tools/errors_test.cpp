@@ -86,5 +86,17 @@ TEST(CacheErrors, NameTheProblem) {
   }
 }
 
+// A pool size out of range is refused before any device is touched.
+TEST(BenchErrors, PoolSizeOutOfRange) {
+  for (const char* gb : {"0", "-1", "65", "lots"}) {
+    SCOPED_TRACE(gb);
+    const CliResult result =
+        run_cli({"bench", "--preset", "dsv4-flash-tp8", "--rows", "1", "--pool-gb", gb});
+    EXPECT_GE(result.exit_code, 1) << result.out;
+    EXPECT_LT(result.exit_code, 128) << "killed by a signal:\n" << result.err;
+    EXPECT_NE(result.err.find("--pool-gb"), std::string::npos) << result.err;
+  }
+}
+
 }  // namespace
 }  // namespace smla::cli_test
