@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU round on the H200 machine (shared/GPU.md): run from the repository root of the copy
 # there, with the binaries and a prewarmed cache built here in carry/ (tools/gpu-carry.sh).
-#   tools/gpu-round.sh [tests] [sanitize] [bench] [sass]     (default: all)
+#   tools/gpu-round.sh [tests] [sanitize] [bench] [sass] [ncu] [ncu-sass] [ceiling]
+#   (default: tests sanitize bench sass)
 # Logs and JSON go to $OUT; a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/smla-out}
@@ -60,6 +61,11 @@ if has ncu-sass; then
     --iters 1 --repeats 1 >"$OUT/ncu_sass.log" 2>&1
   ncu --import "$OUT/profile.ncu-rep" --page source --print-source sass --csv >"$OUT/sass_profile.csv" 2>>"$OUT/ncu_sass.log"
   summary+=("ncu-sass: $(wc -l <"$OUT/sass_profile.csv") lines")
+fi
+if has ceiling; then
+  # The gather ceiling against the KV pool's size (tools/gather_ceiling.cu).
+  timeout 120 carry/gather_ceiling >"$OUT/ceiling.txt" 2>&1
+  summary+=("ceiling: rc=$? $(tr -s ' ' <"$OUT/ceiling.txt" | tail -n +2 | tr '\n' ';')")
 fi
 if has sass; then
   # Dump the sm_100a cubins' SASS and count local-memory and MMA instructions.
