@@ -20,7 +20,9 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   c->add_option("--iters", options->iterations, "graph replays per measurement");
   c->add_option("--repeats", options->repeats, "measurements (the median is reported)");
   auto pool_gb = std::make_shared<double>(options->pool_bytes / 1e9);
-  c->add_option("--pool-gb", *pool_gb, "KV pool per source in GB (random entries spread over it)")
+  c->add_option("--pool-gb", *pool_gb,
+                "KV pool per source in GB (random entries spread over it; filled on the host, "
+                "seconds per GB)")
       ->check(CLI::Range(0.01, 64.0));
   c->add_flag("--json", *json, "JSON output");
   c->add_flag("--overheads", *overheads,
