@@ -19,8 +19,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   c->add_option("--rows", options->rows, "row counts")->delimiter(',');
   c->add_option("--iters", options->iterations, "graph replays per measurement");
   c->add_option("--repeats", options->repeats, "measurements (the median is reported)");
-  auto pool_gb = std::make_shared<double>(options->pool_bytes / 1e9);
-  c->add_option("--pool-gb", *pool_gb,
+  c->add_option("--pool-gb", options->pool_gb,
                 "KV pool per source in GB (random entries spread over it; filled on the host, "
                 "seconds per GB)")
       ->check(CLI::Range(0.01, 64.0));
@@ -28,7 +27,6 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   c->add_flag("--overheads", *overheads,
               "also measure host us per warm call and ms to load from the cache");
   c->callback([=] {
-    options->pool_bytes = *pool_gb * 1e9;
     std::vector<std::pair<std::string, smla_problem>> selected;
     Status status = problems->resolve(&selected);
     nlohmann::json out = nlohmann::json::array();

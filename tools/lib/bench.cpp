@@ -186,7 +186,7 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
   SMLA_TRY(decode_tiles(problem, &tiles));
   const DecodeScheduler scheduler(KernelKey::decode("", problem, tiles.tile), tiles.narrow);
   BenchPools pools;
-  SMLA_TRY(make_pools(*session, problem, options.pool_bytes, &pools));
+  SMLA_TRY(make_pools(*session, problem, options.pool_gb * 1e9, &pools));
   for (int rows : options.rows) {
     BenchInputs in;
     SMLA_TRY(make_inputs(*session, problem, pools, rows, &in));

@@ -15,9 +15,9 @@ namespace smla::tools {
 
 struct BenchOptions {
   std::vector<int> rows = {1, 8, 32, 64, 128, 256};
-  int iterations = 20;        // graph replays per measurement
-  int repeats = 7;            // measurements; the median is reported
-  double pool_bytes = 1.0e9;  // per source (--pool-gb): random entries over ~17x the L2
+  int iterations = 20;   // graph replays per measurement
+  int repeats = 7;       // measurements; the median is reported
+  double pool_gb = 1.0;  // KV pool per source: random entries over ~17x the L2
 };
 
 struct BenchRow {
