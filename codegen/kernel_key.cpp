@@ -66,11 +66,17 @@ KernelKey KernelKey::combine_for(const KernelKey& decode_key) {
 }
 
 DecodeShape KernelKey::shape() const {
-  return DecodeShape{tile.heads_per_cta, tile.warps,
-                     tile.tile_entries,  tile.stages,
-                     tile.segment_tiles, static_cast<int>(layout),
-                     num_sources,        width[0],
-                     width[1],           tile.mma == MmaPath::kMmaSyncHeadsM};
+  return DecodeShape{tile.heads_per_cta,
+                     tile.warps,
+                     tile.tile_entries,
+                     tile.stages,
+                     tile.segment_tiles,
+                     static_cast<int>(layout),
+                     num_sources,
+                     width[0],
+                     width[1],
+                     tile.mma == MmaPath::kMmaSyncHeadsM,
+                     tile.mma == MmaPath::kWgmma};
 }
 
 const char* KernelKey::entry_point() const {
@@ -95,7 +101,16 @@ std::string KernelKey::text() const {
 std::string KernelKey::unsupported_tile() const {
   const TileConfig& t = tile;
   if (t.tile_entries != 32 && t.tile_entries != 64) return "tile entries must be 32 or 64";
-  if (t.mma == MmaPath::kMmaSyncHeadsM) {
+  if (t.mma == MmaPath::kWgmma) {
+    if (!arch.empty() && arch != "sm_90a") return "wgmma runs on sm_90a only";
+    if (layout == SMLA_KV_BF16) return "wgmma takes the fp8 layouts only";
+    if (t.heads_per_cta != 64 || t.warps != 8 || t.tile_entries != 64 || t.stages != 2) {
+      return "wgmma runs 64 heads per CTA, 8 warps over 64-entry tiles, two stages";
+    }
+    if (geometry().segments != 1) {
+      return "wgmma runs whole rows: segment tiles must cover a row's tiles";
+    }
+  } else if (t.mma == MmaPath::kMmaSyncHeadsM) {
     if (t.heads_per_cta != 16 && t.heads_per_cta != 32) {
       return "heads per CTA must be 16 or 32 (mma_sync_hm)";
     }

@@ -7,7 +7,15 @@
 namespace smla {
 
 const char* mma_path_name(MmaPath path) {
-  return path == MmaPath::kMmaSyncHeadsM ? "mma_sync_hm" : "mma_sync";
+  switch (path) {
+    case MmaPath::kMmaSync:
+      return "mma_sync";
+    case MmaPath::kMmaSyncHeadsM:
+      return "mma_sync_hm";
+    case MmaPath::kWgmma:
+      return "wgmma";
+  }
+  return "?";
 }
 
 std::string TileConfig::text() const {
@@ -24,11 +32,13 @@ std::optional<TileConfig> TileConfig::parse(const std::string& text) {
                   &config.heads_per_cta, &config.warps, &config.tile_entries, &config.stages,
                   &config.segment_tiles, &config.min_blocks_per_sm, path, &consumed);
   if (fields != 7 || consumed != static_cast<int>(text.size())) return std::nullopt;
-  if (std::string(path) == mma_path_name(MmaPath::kMmaSyncHeadsM)) {
-    config.mma = MmaPath::kMmaSyncHeadsM;
-  } else if (std::string(path) != mma_path_name(MmaPath::kMmaSync)) {
-    return std::nullopt;
+  bool known = false;
+  for (const MmaPath candidate : {MmaPath::kMmaSync, MmaPath::kMmaSyncHeadsM, MmaPath::kWgmma}) {
+    if (std::string(path) != mma_path_name(candidate)) continue;
+    config.mma = candidate;
+    known = true;
   }
+  if (!known) return std::nullopt;
   if (config.text() != text) return std::nullopt;  // canonical spelling only
   return config;
 }

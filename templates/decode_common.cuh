@@ -13,8 +13,9 @@ namespace smla {
 namespace decode {
 
 using namespace cfg;
-constexpr DecodeShape kShape = {kHeadsPerCta, kWarps,      kTileEntries, kStages, kSegmentTiles,
-                                kLayout,      kNumSources, kWidth0,      kWidth1, kHeadsOnM};
+constexpr DecodeShape kShape = {kHeadsPerCta,  kWarps,    kTileEntries, kStages,
+                                kSegmentTiles, kLayout,   kNumSources,  kWidth0,
+                                kWidth1,       kHeadsOnM, kWgmma};
 constexpr DecodeGeometry kGeo = decode_geometry(kShape);
 
 constexpr bool kPacked = kLayout == kLayoutPacked;
@@ -79,6 +80,16 @@ SMLA_DEVICE int stored_chunk(int entry, int chunk) {
 // Dims whose values are bf16 (the bf16 layout, the packed rope): bf16 products. The others
 // are e4m3, multiplied as f16.
 SMLA_DEVICE bool bf16_dims(int d) { return kBf16Kv || (kPacked && d >= kRopeDim0); }
+
+// Reduces v over the 4 lanes of an MMA fragment row (the low two bits of the lane).
+SMLA_DEVICE float quad_max(float v) {
+  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+SMLA_DEVICE float quad_sum(float v) {
+  v += __shfl_xor_sync(0xffffffffu, v, 1);
+  return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
 
 // ---- gathering ----------------------------------------------------------------------------------
 
@@ -156,52 +167,54 @@ SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int til
   }
 }
 
-// The ring of gathered tiles. Walk position i lives in stage i % kStages; positions up to
-// kStages - 1 ahead are in flight, and their indices are loaded two positions before their
-// copies. Every thread of the CTA calls start() once, and advance(i) at the top of position i
-// after the barrier that makes stage i % kStages reusable.
+// The ring of gathered tiles. Walk position i lives in stage i % kStages, and the kAhead
+// positions after the one being computed are in flight: kStages - 1 where a tile is computed
+// from its stage, kStages where it is converted out of its stage first (the wgmma kernel), which
+// frees the stage for position i + kStages. Indices are loaded two positions before their
+// copies. Every thread of the CTA calls start() once and advance(i) once per position i, after
+// the barrier that makes stage (i + kAhead) % kStages reusable.
+template <int kAhead>
 struct GatherRing {
-  int fetch_tile;   // the tile of position i + kStages - 1
+  static_assert(kAhead >= 1 && kAhead <= kStages, "positions in flight");
+  int fetch_tile;   // the tile of position i + kAhead
   int fetch_stage;  // its stage
   int next_index;   // this thread's index of that tile
-  int later_index;  // ... of position i + kStages's tile
-  int index_tile;   // the tile of position i + kStages + 1
+  int later_index;  // ... of position i + kAhead + 1's tile
+  int index_tile;   // the tile of position i + kAhead + 2
 
   SMLA_DEVICE void start(const DecodeParams& p, unsigned char* smem, const TileWalk& walk,
                          int length0, int length1, int row) {
     fetch_tile = walk.first;
-    int tiles[kStages - 1], first[kStages - 1];
+    int tiles[kAhead], first[kAhead];
 #pragma unroll
-    for (int j = 0; j < kStages - 1; ++j) {
+    for (int j = 0; j < kAhead; ++j) {
       tiles[j] = fetch_tile;
       first[j] = j < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
       fetch_tile = walk.next(fetch_tile);
     }
 #pragma unroll
-    for (int j = 0; j < kStages - 1; ++j) {
-      if (j < walk.count) gather_tile(p, smem, tiles[j], j, first[j]);
+    for (int j = 0; j < kAhead; ++j) {
+      if (j < walk.count) gather_tile(p, smem, tiles[j], j % kStages, first[j]);
       cp_async_commit();
     }
-    next_index =
-        kStages - 1 < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
+    next_index = kAhead < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
     index_tile = walk.next(walk.next(fetch_tile));
-    later_index = kStages < walk.count
+    later_index = kAhead + 1 < walk.count
                       ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile))
                       : -1;
-    fetch_stage = kStages - 1;
+    fetch_stage = kAhead % kStages;
   }
 
-  // Position i, in `stage`, is about to be computed: issues position i + kStages - 1's copies
-  // into the stage position i - 1 used.
+  // Issues position i + kAhead's copies (one commit group, empty past the walk's end).
   SMLA_DEVICE void advance(const DecodeParams& p, unsigned char* smem, const TileWalk& walk,
-                           int length0, int length1, int row, int i, int stage) {
-    if (i + kStages - 1 < walk.count) gather_tile(p, smem, fetch_tile, fetch_stage, next_index);
+                           int length0, int length1, int row, int i) {
+    if (i + kAhead < walk.count) gather_tile(p, smem, fetch_tile, fetch_stage, next_index);
     cp_async_commit();
     fetch_tile = walk.next(fetch_tile);
-    fetch_stage = stage;
+    fetch_stage = fetch_stage + 1 == kStages ? 0 : fetch_stage + 1;
     next_index = later_index;
     later_index =
-        i + kStages + 1 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
+        i + kAhead + 2 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
     index_tile = walk.next(index_tile);
   }
 };

@@ -28,6 +28,7 @@ struct DecodeShape {
   int width0;
   int width1;
   bool heads_on_m;  // the mma_sync_hm template (decode_heads_m_kernel.cuh)
+  bool wgmma;       // the wgmma template (decode_wgmma_kernel.cuh)
 };
 
 // Which of a thread's score values it sums and exponentiates. The parts of an entry block hold
@@ -64,7 +65,7 @@ struct DecodeGeometry {
   // Byte offsets into dynamic shared memory.
   int raw_offset, scale_offset, query_offset, query_factor_offset, prob_offset, rope_prob_offset,
       value_factor_offset, total_offset, exchange_offset, reduce_offset, fold_offset, valid_offset,
-      smem_bytes;
+      keys_offset, smem_bytes;
 };
 
 SMLA_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -133,7 +134,42 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry heads_m_geometry(const DecodeShape& s)
   return g;
 }
 
+// The wgmma kernel's map (decode_wgmma_kernel.cuh). Its operands of the products come first,
+// from a 1024-byte aligned base the kernel finds at run time (the 128-byte swizzle works on
+// address bits): the query (bf16), the tile's keys dequantized to bf16 (one buffer: the values
+// of P V too), P (bf16); then the raw ring of the gather, and per head the (max, sum) and the
+// tile's rescale factor. Whole rows only: one segment.
+SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
+  DecodeGeometry g{};
+  g.threads = s.warps * 32;
+  g.tiles0 = ceil_div(s.width0, s.tile_entries);
+  g.tiles1 = s.num_sources > 1 ? ceil_div(s.width1, s.tile_entries) : 0;
+  g.tiles = g.tiles0 + g.tiles1;
+  g.segments = ceil_div(g.tiles, s.segment_tiles);
+  g.entry_bytes = 576;
+  g.chunks_per_entry = (s.layout == kLayoutPacked ? 576 : 512) / 16;
+  int offset = 0;
+  g.query_offset = offset;
+  offset += s.heads_per_cta * kHeadDim * 2;
+  g.keys_offset = offset;
+  offset += s.tile_entries * kHeadDim * 2;
+  g.prob_offset = offset;
+  offset += s.heads_per_cta * s.tile_entries * 2;
+  offset += 1024;  // room to align the base
+  g.raw_offset = offset;
+  offset += s.stages * s.tile_entries * g.entry_bytes;
+  g.scale_offset = offset;
+  offset += s.layout == kLayoutPacked ? s.stages * s.tile_entries * 8 : 0;
+  g.reduce_offset = offset;
+  offset += s.heads_per_cta * 3 * 4;
+  g.valid_offset = offset;  // the ring's stages, then the dequantized tile's copy
+  offset += (s.stages + 1) * s.tile_entries;
+  g.smem_bytes = align_up(offset, 16);
+  return g;
+}
+
 SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) {
+  if (s.wgmma) return wgmma_geometry(s);
   if (s.heads_on_m) return heads_m_geometry(s);
   DecodeGeometry g{};
   const int values_per_thread = s.heads_per_cta / 2;  // 2 rows x heads / 4 columns

@@ -271,16 +271,6 @@ SMLA_DEVICE void exchange_scores(unsigned char* smem, const Lanes& t,
 
 // ---- softmax --------------------------------------------------------------------------------
 
-// Reduces v over the 4 lanes of a fragment row (the c bits of the lane).
-SMLA_DEVICE float quad_max(float v) {
-  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-SMLA_DEVICE float quad_sum(float v) {
-  v += __shfl_xor_sync(0xffffffffu, v, 1);
-  return v + __shfl_xor_sync(0xffffffffu, v, 2);
-}
-
 // The kWarps slots of one head, reduced in warp order.
 template <bool kMax>
 SMLA_DEVICE float read_slots(const float* slots, int head) {
@@ -442,7 +432,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     }
 
   const TileWalk walk = make_walk(w.length0, w.length1, w.begin, w.end);
-  GatherRing ring;
+  GatherRing<kStages - 1> ring;
   ring.start(p, smem, walk, w.length0, w.length1, w.row);
   load_query_tile<kE4m3Scores>(p, smem, w.row, w.head_group);
   __syncthreads();
@@ -459,7 +449,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   for (int i = 0; i < walk.count; ++i) {
     cp_async_wait<kStages - 2>();
     __syncthreads();
-    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i, stage);
+    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i);
 
     float x[kMTiles][4];
     {

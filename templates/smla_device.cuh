@@ -50,6 +50,11 @@ SMLA_DEVICE void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Arrives at barrier `id` without waiting (a producer's half of named_barrier_sync).
+SMLA_DEVICE void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // __syncthreads() that also returns whether `predicate` holds in any thread of the CTA.
 SMLA_DEVICE bool syncthreads_any(bool predicate) {
   u32 result;

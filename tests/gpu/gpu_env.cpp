@@ -23,6 +23,7 @@ GpuEnv& GpuEnv::get() {
     smla_options_init(&options);
     if (!e->prewarm_arch.empty()) options.arch = e->prewarm_arch.c_str();
     if (smla_context_create(&options, &e->ctx) != SMLA_OK) {
+      e->ctx = nullptr;
       e->session.reset();
       e->prewarm_arch.clear();
       e->skip_reason = std::string("smla_context_create failed: ") + smla_last_error();
@@ -37,10 +38,21 @@ GpuEnv& GpuEnv::get() {
   return *env;
 }
 
-bool prewarmed(const smla_problem& problem) {
+smla_context* create_context() {
+  smla_options options;
+  smla_options_init(&options);
+  const std::string& arch = GpuEnv::get().prewarm_arch;
+  if (!arch.empty()) options.arch = arch.c_str();
+  smla_context* ctx = nullptr;
+  EXPECT_EQ(smla_context_create(&options, &ctx), SMLA_OK) << smla_last_error();
+  return ctx;
+}
+
+bool prewarmed(const smla_problem& problem, smla_context* ctx) {
   if (GpuEnv::get().prewarm_arch.empty()) return false;
   size_t bytes = 0;
-  EXPECT_EQ(smla_prepare(GpuEnv::get().ctx, &problem, 1024, &bytes), SMLA_OK) << smla_last_error();
+  EXPECT_EQ(smla_prepare(ctx ? ctx : GpuEnv::get().ctx, &problem, 1024, &bytes), SMLA_OK)
+      << smla_last_error();
   return true;
 }
 
@@ -60,9 +72,10 @@ smla_problem make_problem(int heads, smla_kv_layout layout, smla_dtype q_dtype, 
 }
 
 tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
-                              const tools::DeviceCaseOptions& options) {
+                              const tools::DeviceCaseOptions& options, smla_context* ctx) {
   GpuEnv& env = GpuEnv::get();
-  if (prewarmed(spec.problem)) return {};
+  if (ctx == nullptr) ctx = env.ctx;
+  if (prewarmed(spec.problem, ctx)) return {};
   const std::string label = fmt::format(
       "{} [{} rows={} seed={}]", what, tools::problem_text(spec.problem), spec.num_rows, spec.seed);
   const ref::HostCase host = ref::make_random_case(spec);
@@ -71,7 +84,7 @@ tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
   result.status = tools::DeviceCase::upload(*env.session, host, options, &device_case);
   if (result.status) {
     const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
-    result = tools::run_and_compare(env.ctx, *env.session, device_case, reference, env.stream);
+    result = tools::run_and_compare(ctx, *env.session, device_case, reference, env.stream);
   }
   EXPECT_TRUE(result.status.is_ok()) << label << ": " << result.status.message();
   if (result.status) {

@@ -34,17 +34,24 @@ struct GpuEnv {
     if (!env_.session && env_.prewarm_arch.empty()) GTEST_SKIP() << env_.skip_reason; \
   } while (0)
 
-// True in prewarm mode, after preparing `problem`: the caller returns without checking.
-bool prewarmed(const smla_problem& problem);
+// A context as the shared one is made (for the prewarm architecture in prewarm mode), or null
+// with a failure added.
+smla_context* create_context();
+
+// True in prewarm mode, after preparing `problem` in `ctx` (null: the shared context): the
+// caller returns without checking.
+bool prewarmed(const smla_problem& problem, smla_context* ctx = nullptr);
 
 // A problem with the given sources ({page_size, width} pairs).
 smla_problem make_problem(int heads, smla_kv_layout layout, smla_dtype q_dtype, int q_len,
                           std::initializer_list<std::pair<int, int>> sources, bool sink = true,
                           bool lse = true);
 
-// Builds a random case, runs it on the device and checks it against the reference; returns
-// the result for further checks. Adds a failure (with the case described) when it fails.
+// Builds a random case, runs it on the device in `ctx` (null: the shared context) and checks it
+// against the reference; returns the result for further checks. Adds a failure (with the case
+// described) when it fails.
 tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
-                              const tools::DeviceCaseOptions& options = {});
+                              const tools::DeviceCaseOptions& options = {},
+                              smla_context* ctx = nullptr);
 
 }  // namespace smla::gpu_test

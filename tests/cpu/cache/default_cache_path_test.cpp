@@ -1,37 +1,13 @@
 // default_cache_path follows the XDG base directory spec, then $HOME, then memory only.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <optional>
-
 #include "cpu/cache/cache_test_support.h"
+#include "support/scoped_env.h"
 
 namespace smla::cache_test {
 namespace {
 
-// Sets (or, with nullopt, unsets) an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 TEST(CubinStoreDefaultPath, XdgThenHomeThenMemory) {
   {
@@ -40,7 +16,7 @@ TEST(CubinStoreDefaultPath, XdgThenHomeThenMemory) {
     EXPECT_EQ(default_cache_path(), "/var/cache/me/smla/cache.sqlite");
   }
   {
-    ScopedEnv xdg("XDG_CACHE_HOME", std::nullopt);
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
     ScopedEnv home("HOME", "/home/me");
     EXPECT_EQ(default_cache_path(), "/home/me/.cache/smla/cache.sqlite");
   }
@@ -51,14 +27,14 @@ TEST(CubinStoreDefaultPath, XdgThenHomeThenMemory) {
   }
   {
     ScopedEnv xdg("XDG_CACHE_HOME", "");
-    ScopedEnv home("HOME", std::nullopt);
+    ScopedEnv home("HOME", nullptr);
     EXPECT_EQ(default_cache_path(), "");
   }
 }
 
 TEST(CubinStoreDefaultPath, OpenCreatesTheDirectory) {
   TempDir dir;
-  ScopedEnv xdg("XDG_CACHE_HOME", dir.file("nested/cache"));
+  ScopedEnv xdg("XDG_CACHE_HOME", dir.file("nested/cache").c_str());
   Logger log;
   std::unique_ptr<CubinStore> store = CubinStore::open(options_for(default_cache_path()), log);
   EXPECT_TRUE(store->persistent());

@@ -6,11 +6,9 @@
 
 #include <gtest/gtest.h>
 #include <smla.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 
@@ -19,36 +17,12 @@
 #include "codegen/kernel_key.h"
 #include "cpu/codegen/dsv4_problems.h"
 #include "runtime/cuda_driver.h"
+#include "support/scoped_env.h"
 #include "support/scratch.h"
 
 namespace smla::context_test {
 
-// Sets `name` to `value` (nullptr: unsets it) for the scope, then restores the old value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) saved_ = old;
-    if (value) {
-      setenv(name, value, 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (saved_) {
-      setenv(name_.c_str(), saved_->c_str(), 1);
-    } else {
-      unsetenv(name_.c_str());
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  std::string name_;
-  std::optional<std::string> saved_;
-};
-
+using test::ScopedEnv;
 using test::TempDir;
 
 struct ContextDeleter {

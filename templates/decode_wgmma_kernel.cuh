@@ -1,0 +1,350 @@
+// The wgmma decode kernel (tile path wgmma, sm_90a only): the problem and outputs of
+// decode_kernel.cuh with 64 heads per CTA the M of Hopper's warpgroup MMAs. Whole rows only (one
+// segment), so calls never split and a row's bits never depend on its batch.
+// Design and measurements: docs/decode-kernel.md.
+//
+// Per 64-entry tile, the gather ring of decode_common.cuh one tile ahead:
+// 1. Every thread dequantizes a share of its entry from the raw stage into one bf16 tile in the
+//    128-byte swizzle (e4m3 times its ue8m0 scale is exact in bf16; the packed rope is copied).
+// 2. Warpgroup 0 computes S = Q K^T (64 heads x 64 entries over 32 k-steps, both operands in
+//    shared memory) and the online softmax per head, and keeps P in bf16 registers; it stores
+//    P and each head's rescale factor in shared memory for warpgroup 1.
+// 3. Each warpgroup accumulates O = P V over 256 of the 512 dims, V being the same bf16 tile
+//    read MN-major: warpgroup 0 with P from registers, warpgroup 1 from shared memory.
+//
+// The generated prologue defines namespace smla::cfg (see codegen/kernel_source.cpp).
+#pragma once
+
+#include "decode_common.cuh"
+#include "wgmma.cuh"
+
+namespace smla {
+namespace decode {
+
+static_assert(kWgmma, "the wgmma template");
+static_assert(kHeadsPerCta == 64 && kWarps == 8 && kTileEntries == 64 && kStages == 2,
+              "64 heads per CTA, two warpgroups, 64-entry tiles, two stages");
+static_assert(!kBf16Kv, "the fp8 layouts");
+static_assert(kGeo.segments == 1, "whole rows");
+
+constexpr u32 kBlockBytes = 64 * 128;  // 64 rows x 64 bf16 values: one column block of an operand
+constexpr int kRawChunks = kGeo.chunks_per_entry;  // 16-byte chunks of a raw entry: 36 or 32
+constexpr int kPvBlocks = 4;                       // 64-dim blocks of a warpgroup's 256 value dims
+
+// Where value (row, dim) of a bf16 operand of 64 rows sits: column blocks of 64 dims, rows of
+// 128 bytes, chunk i of row r at chunk i ^ (r % 8) (the swizzle the descriptors name).
+SMLA_DEVICE u32 swizzled(int row, int dim) {
+  return (dim >> 6) * kBlockBytes + row * 128 + ((((dim >> 3) & 7) ^ (row & 7)) << 4) +
+         (dim & 7) * 2;
+}
+
+// bf16x2 holding 2^k twice, for k in [-126, 127].
+SMLA_DEVICE u32 bf16x2_pow2(int k) {
+  const u32 half = (u32)(k + 127) << 7;
+  return half | (half << 16);
+}
+
+// The CTA's 64 query heads in bf16 (fp8 q converted exactly; its scale is in the score factor).
+// Heads past kNumHeads are zero: their rows are computed and never stored.
+SMLA_DEVICE void load_query(const DecodeParams& p, unsigned char* query, int row, int head_group) {
+  for (int i = threadIdx.x; i < kHeadsPerCta * 64; i += kThreads) {
+    const int h = i / 64, chunk = i % 64;  // 8 dims per chunk
+    const int head = head_group * kHeadsPerCta + h;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (head < kNumHeads) {
+      const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + chunk * 8;
+      if (kQFp8) {
+        const uint2 x = *(const uint2*)((const u8*)p.q + offset);
+        e4m3x4_to_bf16x2(x.x, v.x, v.y);
+        e4m3x4_to_bf16x2(x.y, v.z, v.w);
+      } else {
+        v = *(const uint4*)((const u16*)p.q + offset);
+      }
+    }
+    *(uint4*)(query + swizzled(h, chunk * 8)) = v;
+  }
+}
+
+// A thread's share of one entry: its raw chunks 4j + first (j = 0, 1, ...) from `raw` (chunk
+// `first`'s place) to the entry's 128-byte rows at `row`. Chunk 4j + first is dims
+// 64j + 16 first .. + 15: 8-dim chunks 2 first (`low`) and 2 first + 1 (`high`) of column block
+// j, swizzled. e4m3 becomes bf16 times 2^-120 exactly, then times 2^(s - 7) for the packed
+// scale byte s of group j (2^120 for the uniform layout); bf16 holds factors up to 2^127, so
+// with kTwoSteps bytes above 134 take a second factor.
+template <bool kTwoSteps>
+SMLA_DEVICE void dequantize_share(const unsigned char* raw, unsigned char* row, u32 low, u32 high,
+                                  u32 rope, const u8* scales) {
+#pragma unroll
+  for (int j = 0; j < kRawChunks / 4; ++j) {
+    const uint4 x = *(const uint4*)(raw + 64 * j);
+    if (kPacked && j >= kRopeDim0 / 64) {  // bf16 rope dims 448 + 32 (j - 7) + 8 first, as stored
+      *(uint4*)(row + 7 * kBlockBytes + ((rope ^ (4 * (j - 7))) << 4)) = x;
+      continue;
+    }
+    const int exponent = kPacked ? (int)scales[j] - 7 : 120;
+    const u32 words[4] = {x.x, x.y, x.z, x.w};
+    u32 out[8];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      out[2 * k] = e4m3x2_to_bf16x2_scaled(words[k], kBytes01);
+      out[2 * k + 1] = e4m3x2_to_bf16x2_scaled(words[k], kBytes23);
+    }
+    const u32 factor = bf16x2_pow2(kTwoSteps ? min(exponent, 127) : exponent);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) out[k] = mul_bf16x2(out[k], factor);
+    if (kTwoSteps) {
+      const u32 rest = bf16x2_pow2(max(exponent - 127, 0));
+#pragma unroll
+      for (int k = 0; k < 8; ++k) out[k] = mul_bf16x2(out[k], rest);
+    }
+    *(uint4*)(row + j * kBlockBytes + (low << 4)) = make_uint4(out[0], out[1], out[2], out[3]);
+    *(uint4*)(row + j * kBlockBytes + (high << 4)) = make_uint4(out[4], out[5], out[6], out[7]);
+  }
+}
+
+// The raw stage to the bf16 tile, and its entries' validity to the tile's copy (the stage is
+// gathered into again before the softmax reads it). Thread t takes entry t % 64 and its raw
+// chunks t / 64 + 4j, so one scale byte serves a chunk; eight consecutive threads meet eight
+// entries, whose reads (stored_chunk) and writes (the swizzle) miss each other's banks.
+SMLA_DEVICE void dequantize_tile(unsigned char* smem, unsigned char* keys, int stage) {
+  const int e = threadIdx.x % kTileEntries;
+  const u32 first = threadIdx.x / kTileEntries;
+  u8* valid = smem + kGeo.valid_offset;
+  if (first == 0) valid[kStages * kTileEntries + e] = valid[stage * kTileEntries + e];
+  // stored_chunk(e, 4j + first) is 4j + (first ^ ((e >> 1) & 3)) for the fp8 layouts.
+  const unsigned char* raw = smem + kGeo.raw_offset +
+                             (stage * kTileEntries + e) * kGeo.entry_bytes +
+                             16 * (first ^ ((e >> 1) & 3));
+  const u8* scales = smem + kGeo.scale_offset + (stage * kTileEntries + e) * 8;
+  const u32 low = (2 * first) ^ (e & 7), high = (2 * first + 1) ^ (e & 7), rope = first ^ (e & 7);
+  bool large = false;  // a scale byte above 134: not in any cache seen, but allowed
+  if (kPacked) {
+#pragma unroll
+    for (int j = 0; j < kRopeDim0 / 64; ++j) large = large || scales[j] > 134;
+  }
+  if (large) {
+    dequantize_share<true>(raw, keys + e * 128, low, high, rope, scales);
+  } else {
+    dequantize_share<false>(raw, keys + e * 128, low, high, rope, scales);
+  }
+}
+
+// S = Q K^T for the CTA's 64 heads and the tile's 64 entries (warpgroup 0). Accumulator 4j + e
+// of a thread holds head 16 warp + g + 8 (e >> 1) and entry 8j + 2c + (e & 1).
+SMLA_DEVICE void compute_scores(u32 query, u32 keys, float (&s)[32]) {
+  const u64 a = sw128_descriptor(query, 16, 1024), b = sw128_descriptor(keys, 16, 1024);
+#pragma unroll
+  for (int i = 0; i < 32; ++i) s[i] = 0.0f;
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+    const u32 offset = (kk / 4) * kBlockBytes + (kk % 4) * 32;
+    wgmma_ss<0>(s, advance_descriptor(a, offset), advance_descriptor(b, offset), kk > 0 ? 1 : 0);
+  }
+  wgmma_commit();
+  wgmma_wait<0>();
+  pin(s);
+}
+
+struct Lanes {
+  int group, warp, g, c;  // warpgroup, warp in it, fragment row group and column pair
+  SMLA_DEVICE int head(int half) const { return 16 * warp + g + 8 * half; }
+};
+
+// The online softmax of warpgroup 0 over one tile: masks invalid entries, moves each head's
+// reference, turns s into P (bf16 A fragments of the 4 k-steps of P V), and rescales the running
+// sums. Returns the heads' rescale factors (1 where the reference stays).
+// NOTE: the lazy reference of the other kernels (kLazyMargin): a head's reference moves only
+// when a score passes it by the margin, so P <= 2^15 (bf16 and the fp32 sums hold it) and most
+// tiles rescale nothing: 128 multiplies per thread and tile less.
+SMLA_DEVICE void softmax_tile(const Lanes& t, const u8* valid, float factor, float (&s)[32],
+                              float (&running_max)[2], float (&sum)[2], u32 (&probs)[4][4],
+                              float (&rescale)[2]) {
+  float tile_max[2] = {neg_inf(), neg_inf()};
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const bool ok = valid[8 * j + 2 * t.c + (e & 1)] != 0;
+      s[4 * j + e] = ok ? s[4 * j + e] * factor : neg_inf();
+      tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[4 * j + e]);
+    }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float m = quad_max(tile_max[h]);
+    const bool raises = running_max[h] == neg_inf() || m > running_max[h] + kLazyMargin;
+    rescale[h] = !raises                       ? 1.0f
+                 : running_max[h] == neg_inf() ? 0.0f
+                                               : exp2_approx(running_max[h] - m);
+    if (raises) running_max[h] = m;
+  }
+  float tile_sum[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    const float x = s[i];
+    s[i] = x == neg_inf() ? 0.0f : exp2_approx(x - running_max[(i >> 1) & 1]);
+    tile_sum[(i >> 1) & 1] += s[i];
+  }
+#pragma unroll
+  for (int h = 0; h < 2; ++h) sum[h] = sum[h] * rescale[h] + tile_sum[h];
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      probs[ks][r] = pack_bf16x2(s[8 * ks + 2 * r], s[8 * ks + 2 * r + 1]);
+}
+
+// Accumulator 4j + e of block nb: head t.head(e >> 1), dim 256 group + 64 nb + 8j + 2c + (e & 1).
+SMLA_DEVICE void rescale_values(float (&o)[kPvBlocks][32], const float (&rescale)[2]) {
+  // NOTE: most tiles move no maximum; a warp whose heads all keep theirs skips 128 multiplies.
+  if (__all_sync(0xffffffffu, rescale[0] == 1.0f && rescale[1] == 1.0f)) return;
+#pragma unroll
+  for (int nb = 0; nb < kPvBlocks; ++nb)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) o[nb][i] *= rescale[(i >> 1) & 1];
+}
+
+// P's k-step ks fragments at rows (heads) and columns (entries) of a 64 x 64 bf16 operand.
+SMLA_DEVICE void store_probabilities(unsigned char* probs_smem, const Lanes& t,
+                                     const u32 (&probs)[4][4]) {
+#pragma unroll
+  for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int entry = 16 * ks + 8 * (r >> 1) + 2 * t.c;
+      *(u32*)(probs_smem + swizzled(t.head(r & 1), entry)) = probs[ks][r];
+    }
+}
+
+SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkItem& w) {
+  // The products' operands start at the first 1024-byte boundary (wgmma_geometry).
+  unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);
+  unsigned char* query = base + kGeo.query_offset;
+  unsigned char* keys = base + kGeo.keys_offset;
+  unsigned char* probs_smem = base + kGeo.prob_offset;
+  float* rescales = (float*)(smem + kGeo.reduce_offset);  // [head]
+  float* stats = rescales + kHeadsPerCta;                 // [head][max, sum]
+  Lanes t;
+  // NOTE: a value the compiler knows to be warp-uniform (a broadcast): wgmma in branches on it
+  // stays asynchronous, where a branch on threadIdx makes ptxas serialize the products.
+  t.group = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0);
+  t.warp = threadIdx.x / 32 % 4;
+  t.g = threadIdx.x % 32 / 4;
+  t.c = threadIdx.x % 4;
+
+  const TileWalk walk = make_walk(w.length0, w.length1, w.begin, w.end);
+  // The ring runs two tiles ahead: a stage is free once dequantized, early in its tile.
+  GatherRing<kStages> ring;
+  ring.start(p, smem, walk, w.length0, w.length1, w.row);
+  load_query(p, query, w.row, w.head_group);
+  fence_proxy_async();  // the loop's first barrier publishes it to the products
+
+  float o[kPvBlocks][32];
+#pragma unroll
+  for (int nb = 0; nb < kPvBlocks; ++nb)
+#pragma unroll
+    for (int i = 0; i < 32; ++i) o[nb][i] = 0.0f;
+  float running_max[2] = {neg_inf(), neg_inf()}, sum[2] = {0.0f, 0.0f};  // warpgroup 0's
+  const u32 values = smem_u32(keys) + t.group * kPvBlocks * kBlockBytes;
+  const u64 values_b = sw128_descriptor(values, kBlockBytes, 1024);
+  const u64 probs_a = sw128_descriptor(smem_u32(probs_smem), 16, 1024);
+
+  int stage = 0;
+  for (int i = 0; i < walk.count; ++i) {
+    cp_async_wait<kStages - 1>();
+    __syncthreads();  // the stage has landed; the last tile's products are done
+    dequantize_tile(smem, keys, stage);
+    fence_proxy_async();
+    __syncthreads();
+    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i);
+
+    u32 probs[4][4];
+    float rescale[2];
+    if (t.group == 0) {
+      float s[32];
+      compute_scores(smem_u32(query), smem_u32(keys), s);
+      softmax_tile(t, smem + kGeo.valid_offset + kStages * kTileEntries, p.score_scale_log2, s,
+                   running_max, sum, probs, rescale);
+      store_probabilities(probs_smem, t, probs);
+      if (t.c == 0) {
+        rescales[t.head(0)] = rescale[0];
+        rescales[t.head(1)] = rescale[1];
+      }
+      fence_proxy_async();
+      named_barrier_arrive(1, 256);
+    } else {
+      named_barrier_sync(1, 256);
+      rescale[0] = rescales[t.head(0)];
+      rescale[1] = rescales[t.head(1)];
+    }
+    rescale_values(o, rescale);
+    // O += P V: k-step ks is entries 16 ks .. 16 ks + 15, block nb 64 of the group's dims.
+    wgmma_fence();
+    if (t.group == 0) {
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+        for (int nb = 0; nb < kPvBlocks; ++nb) {
+          wgmma_rs<1>(o[nb], probs[ks],
+                      advance_descriptor(values_b, nb * kBlockBytes + ks * 16 * 128));
+        }
+    } else {
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+        for (int nb = 0; nb < kPvBlocks; ++nb) {
+          wgmma_ss<1>(o[nb], advance_descriptor(probs_a, ks * 32),
+                      advance_descriptor(values_b, nb * kBlockBytes + ks * 16 * 128), 1);
+        }
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+#pragma unroll
+    for (int nb = 0; nb < kPvBlocks; ++nb) pin(o[nb]);
+    stage = stage + 1 == kStages ? 0 : stage + 1;
+  }
+
+  if (t.group == 0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float total = quad_sum(sum[h]);
+      if (t.c == 0) {
+        stats[2 * t.head(h)] = running_max[h];
+        stats[2 * t.head(h) + 1] = total;
+      }
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int head = w.head_group * kHeadsPerCta + t.head(h);
+    if (head >= kNumHeads) continue;
+    const float total_max = stats[2 * t.head(h)], total_sum = stats[2 * t.head(h) + 1];
+    const float out_factor = output_factor(total_max, total_sum, sink_log2(p, head), p.out_scale);
+    if (kWantLse && t.group == 0 && t.c == 0) {
+      p.lse[(i64)w.row * kNumHeads + head] = row_lse(total_max, total_sum);
+    }
+    u16* out = (u16*)p.out + (i64)w.row * p.out_row_stride + (i64)head * p.out_head_stride +
+               t.group * kPvBlocks * 64 + 2 * t.c;
+#pragma unroll
+    for (int nb = 0; nb < kPvBlocks; ++nb)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const float v0 = __fmul_rn(o[nb][4 * j + 2 * h], out_factor);
+        const float v1 = __fmul_rn(o[nb][4 * j + 2 * h + 1], out_factor);
+        *(u32*)(out + 64 * nb + 8 * j) = pack_bf16x2(v0, v1);
+      }
+  }
+}
+
+}  // namespace decode
+}  // namespace smla
+
+extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters)
+    smla_decode(const __grid_constant__ smla::DecodeParams p) {
+  using namespace smla;
+  using namespace smla::decode;
+  extern __shared__ __align__(16) unsigned char smem[];
+  launch_dependents();
+  run_cta(p, smem, work_item(p));
+}

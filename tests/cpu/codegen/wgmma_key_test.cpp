@@ -1,0 +1,70 @@
+// The wgmma path is a key for sm_90a only: its tile is refused, with the reason, on the other
+// architectures, for the bf16 layout, for another CTA shape and for rows cut into segments;
+// for sm_90a the key's kernel compiles for both fp8 layouts and q dtypes at 64 and 128 heads.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "codegen/kernel_key.h"
+#include "codegen/kernel_source.h"
+#include "codegen/nvrtc_compiler.h"
+#include "cpu/codegen/dsv4_problems.h"
+
+namespace smla {
+namespace {
+
+TileConfig wgmma_tile() {
+  TileConfig tile;
+  tile.heads_per_cta = 64;
+  tile.warps = 8;
+  tile.tile_entries = 64;
+  tile.stages = 2;
+  tile.segment_tiles = 256;
+  tile.mma = MmaPath::kWgmma;
+  return tile;
+}
+
+void expect_refused(const KernelKey& key, const std::string& reason) {
+  SCOPED_TRACE(key.text());
+  EXPECT_NE(key.unsupported_tile().find(reason), std::string::npos) << key.unsupported_tile();
+}
+
+TEST(WgmmaKey, RefusedOutsideItsShape) {
+  const smla_problem csa = test::dsv4_compressed_problem(128, 64, 1024);
+  EXPECT_EQ(KernelKey::decode("sm_90a", csa, wgmma_tile()).unsupported_tile(), "");
+  EXPECT_EQ(KernelKey::decode("", csa, wgmma_tile()).unsupported_tile(), "");
+  expect_refused(KernelKey::decode("sm_100a", csa, wgmma_tile()), "sm_90a only");
+  expect_refused(KernelKey::decode("sm_103a", csa, wgmma_tile()), "sm_90a only");
+  smla_problem bf16 = csa;
+  bf16.kv_layout = SMLA_KV_BF16;
+  expect_refused(KernelKey::decode("sm_90a", bf16, wgmma_tile()), "fp8 layouts");
+  TileConfig narrow = wgmma_tile();
+  narrow.heads_per_cta = 32;
+  expect_refused(KernelKey::decode("sm_90a", csa, narrow), "64 heads per CTA");
+  TileConfig segmented = wgmma_tile();
+  segmented.segment_tiles = 2;  // 18 tiles in 9 segments
+  expect_refused(KernelKey::decode("sm_90a", csa, segmented), "whole rows");
+}
+
+TEST(WgmmaKey, CompilesForSm90a) {
+  for (int heads : {64, 128}) {
+    for (smla_kv_layout layout : {SMLA_KV_FP8_PACKED, SMLA_KV_FP8_UNIFORM}) {
+      for (smla_dtype q : {SMLA_BF16, SMLA_FP8_E4M3}) {
+        smla_problem p = test::dsv4_compressed_problem(heads, 64, 512);
+        p.kv_layout = layout;
+        p.q_dtype = q;
+        const KernelKey key = KernelKey::decode("sm_90a", p, wgmma_tile());
+        SCOPED_TRACE(key.text());
+        ASSERT_EQ(key.unsupported_tile(), "");
+        CompiledKernel compiled;
+        const Status status =
+            compile_to_cubin(kernel_source(key), key.entry_point(), key.arch, &compiled);
+        EXPECT_TRUE(status.is_ok()) << status.message();
+        EXPECT_FALSE(compiled.cubin.empty());
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace smla

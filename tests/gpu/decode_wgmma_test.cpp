@@ -1,0 +1,86 @@
+// The wgmma kernel (sm_90a), forced with SMLA_TILE in a context of its own, against the CPU
+// reference on random inputs: 64 and 128 heads, both fp8 layouts, both q dtypes, row counts
+// around one wave, MTP rows, the HCA width, odd page sizes. Inputs hold invalid and
+// out-of-range indices, random lengths including 0, and NaN in every unselected cache slot;
+// outputs are poisoned before each run. Skipped on other architectures (the key is refused).
+#include <string>
+
+#include "gpu_env.h"
+#include "support/scoped_env.h"
+
+namespace smla::gpu_test {
+namespace {
+
+constexpr const char* kWgmmaTile = "hg64.w8.te64.st2.seg256.mb1.wgmma";
+
+class DecodeWgmma : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SMLA_REQUIRE_GPU();
+    ctx_ = create_context();
+    ASSERT_NE(ctx_, nullptr);
+    // The device must take the path: prepare one problem and skip where the key is refused.
+    const smla_problem probe =
+        make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}});
+    size_t bytes = 0;
+    if (smla_prepare(ctx_, &probe, 1, &bytes) != SMLA_OK) {
+      const std::string why = smla_last_error();
+      ASSERT_NE(why.find("sm_90a only"), std::string::npos) << why;
+      GTEST_SKIP() << why;
+    }
+  }
+  void TearDown() override { smla_context_destroy(ctx_); }
+
+  void check(const smla_problem& p, int rows, uint64_t seed, const char* what) {
+    ref::CaseSpec spec;
+    spec.problem = p;
+    spec.num_rows = rows;
+    spec.seed = seed;
+    if (p.q_dtype == SMLA_FP8_E4M3) spec.q_scale = 0.75f;
+    if (p.kv_layout == SMLA_KV_FP8_UNIFORM) spec.kv_scale = 1.5f;
+    check_case(spec, what, {}, ctx_);
+  }
+
+  test::ScopedEnv tile_{"SMLA_TILE", kWgmmaTile};
+  smla_context* ctx_ = nullptr;
+};
+
+TEST_F(DecodeWgmma, HeadsLayoutsQTypes) {
+  int seed = 1000;
+  for (int heads : {64, 128}) {
+    for (smla_kv_layout layout : {SMLA_KV_FP8_PACKED, SMLA_KV_FP8_UNIFORM}) {
+      for (smla_dtype q : {SMLA_BF16, SMLA_FP8_E4M3}) {
+        const smla_problem p = make_problem(heads, layout, q, 1, {{256, 128}, {64, 1024}});
+        for (int rows : {1, 3, 64}) check(p, rows, ++seed, "wgmma");
+      }
+    }
+  }
+}
+
+TEST_F(DecodeWgmma, RowsQueryLengthsAndSources) {
+  const std::pair<int, int> window{256, 128};
+  check(make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {window, {64, 512}}), 257, 1100,
+        "wgmma rows");
+  check(make_problem(128, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {window, {64, 512}}), 8, 1101,
+        "wgmma q_len 2");
+  check(make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 4, {window}), 16, 1102, "wgmma window");
+  check(make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_BF16, 1, {window, {2, 8192}}), 5, 1103,
+        "wgmma HCA 1M");
+  check(make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{61, 128}, {1, 300}}), 7, 1104,
+        "wgmma odd pages");
+}
+
+TEST_F(DecodeWgmma, ManyInvalidIndicesAndNoSink) {
+  const smla_problem p =
+      make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}, false, true);
+  ref::CaseSpec spec;
+  spec.problem = p;
+  spec.num_rows = 20;
+  spec.seed = 1200;
+  spec.sources[0].invalid_fraction = 0.5;
+  spec.sources[1].invalid_fraction = 0.9;
+  check_case(spec, "wgmma mostly invalid", {}, ctx_);
+}
+
+}  // namespace
+}  // namespace smla::gpu_test
