@@ -7,16 +7,6 @@
 namespace smla::gpu_test {
 namespace {
 
-ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed) {
-  ref::CaseSpec spec;
-  spec.problem = problem;
-  spec.num_rows = rows;
-  spec.seed = seed;
-  if (problem.q_dtype == SMLA_FP8_E4M3) spec.q_scale = 0.75f;
-  if (problem.kv_layout == SMLA_KV_FP8_UNIFORM) spec.kv_scale = 1.5f;
-  return spec;
-}
-
 constexpr smla_kv_layout kLayouts[] = {SMLA_KV_FP8_PACKED, SMLA_KV_FP8_UNIFORM, SMLA_KV_BF16};
 constexpr smla_dtype kQTypes[] = {SMLA_BF16, SMLA_FP8_E4M3};
 

@@ -32,13 +32,7 @@ class DecodeWgmma : public ::testing::Test {
   void TearDown() override { smla_context_destroy(ctx_); }
 
   void check(const smla_problem& p, int rows, uint64_t seed, const char* what) {
-    ref::CaseSpec spec;
-    spec.problem = p;
-    spec.num_rows = rows;
-    spec.seed = seed;
-    if (p.q_dtype == SMLA_FP8_E4M3) spec.q_scale = 0.75f;
-    if (p.kv_layout == SMLA_KV_FP8_UNIFORM) spec.kv_scale = 1.5f;
-    check_case(spec, what, {}, ctx_);
+    check_case(spec_for(p, rows, seed), what, {}, ctx_);
   }
 
   test::ScopedEnv tile_{"SMLA_TILE", kWgmmaTile};
@@ -73,10 +67,7 @@ TEST_F(DecodeWgmma, RowsQueryLengthsAndSources) {
 TEST_F(DecodeWgmma, ManyInvalidIndicesAndNoSink) {
   const smla_problem p =
       make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}, false, true);
-  ref::CaseSpec spec;
-  spec.problem = p;
-  spec.num_rows = 20;
-  spec.seed = 1200;
+  ref::CaseSpec spec = spec_for(p, 20, 1200);
   spec.sources[0].invalid_fraction = 0.5;
   spec.sources[1].invalid_fraction = 0.9;
   check_case(spec, "wgmma mostly invalid", {}, ctx_);

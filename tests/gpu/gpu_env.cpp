@@ -71,6 +71,16 @@ smla_problem make_problem(int heads, smla_kv_layout layout, smla_dtype q_dtype, 
   return p;
 }
 
+ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed) {
+  ref::CaseSpec spec;
+  spec.problem = problem;
+  spec.num_rows = rows;
+  spec.seed = seed;
+  if (problem.q_dtype == SMLA_FP8_E4M3) spec.q_scale = 0.75f;
+  if (problem.kv_layout == SMLA_KV_FP8_UNIFORM) spec.kv_scale = 1.5f;
+  return spec;
+}
+
 tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
                               const tools::DeviceCaseOptions& options, smla_context* ctx) {
   GpuEnv& env = GpuEnv::get();

@@ -47,6 +47,10 @@ smla_problem make_problem(int heads, smla_kv_layout layout, smla_dtype q_dtype, 
                           std::initializer_list<std::pair<int, int>> sources, bool sink = true,
                           bool lse = true);
 
+// A random case of `problem` with non-unit fp8 scales (q_scale 0.75 for fp8 q, kv_scale 1.5 for
+// the uniform layout), so a scale applied twice or not at all fails.
+ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed);
+
 // Builds a random case, runs it on the device in `ctx` (null: the shared context) and checks it
 // against the reference; returns the result for further checks. Adds a failure (with the case
 // described) when it fails.
