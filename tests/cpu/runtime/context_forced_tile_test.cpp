@@ -52,7 +52,7 @@ TEST_F(ContextForcedTile, ValidTextIsTheCompiledTile) {
 
 TEST_F(ContextForcedTile, MalformedTextIsInvalidArgument) {
   for (const char* bad :
-       {"fast", "hg16.w8.te32.st3.seg5.mma_sync", "hg16.w8.te32.st3.seg5.mb1.wgmma",
+       {"fast", "hg16.w8.te32.st3.seg5.mma_sync", "hg16.w8.te32.st3.seg5.mb1.tcgen05",
         "hg16.w8.te32.st3.seg5.mb1.mma_sync "}) {
     SCOPED_TRACE(std::string("SMLA_TILE=\"") + bad + "\"");
     const Prepared prepared = prepare_with_tile(bad);
