@@ -82,9 +82,8 @@ SMLA_HOST_DEVICE constexpr bool total_in_smem(const DecodeShape& s, int segments
   return s.layout != kLayoutBf16 && segments > 1;
 }
 
-// What both kernels' maps share: the counts, the strides, and the shared memory up to the packed
-// value factors. Returns the offset where the rest of the map starts.
-SMLA_HOST_DEVICE constexpr int common_geometry(const DecodeShape& s, DecodeGeometry& g) {
+// What every kernel's map has: the counts, and the raw ring's entry stride and copies.
+SMLA_HOST_DEVICE constexpr void geometry_counts(const DecodeShape& s, DecodeGeometry& g) {
   const bool packed = s.layout == kLayoutPacked;
   const bool bf16 = s.layout == kLayoutBf16;
   g.threads = s.warps * 32;
@@ -96,6 +95,14 @@ SMLA_HOST_DEVICE constexpr int common_geometry(const DecodeShape& s, DecodeGeome
   // (decode_common.cuh: stored_chunk), so ldmatrix rows and 16-byte reads meet no conflict.
   g.entry_bytes = bf16 ? 1024 : 576;
   g.chunks_per_entry = (packed ? 576 : bf16 ? 1024 : 512) / 16;
+}
+
+// What both mma.sync kernels' maps share: the counts, the strides, and the shared memory up to
+// the packed value factors. Returns the offset where the rest of the map starts.
+SMLA_HOST_DEVICE constexpr int common_geometry(const DecodeShape& s, DecodeGeometry& g) {
+  const bool packed = s.layout == kLayoutPacked;
+  const bool bf16 = s.layout == kLayoutBf16;
+  geometry_counts(s, g);
   g.query_stride = kHeadDim * 2 + 16;  // a 16-byte pad keeps eight head rows in distinct banks
   g.prob_stride = s.tile_entries + 8;  // the same for eight rows of P
   g.pv_groups = packed ? warp_value_groups(s) : 0;
@@ -141,13 +148,7 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry heads_m_geometry(const DecodeShape& s)
 // tile's rescale factor. Whole rows only: one segment.
 SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   DecodeGeometry g{};
-  g.threads = s.warps * 32;
-  g.tiles0 = ceil_div(s.width0, s.tile_entries);
-  g.tiles1 = s.num_sources > 1 ? ceil_div(s.width1, s.tile_entries) : 0;
-  g.tiles = g.tiles0 + g.tiles1;
-  g.segments = ceil_div(g.tiles, s.segment_tiles);
-  g.entry_bytes = 576;
-  g.chunks_per_entry = (s.layout == kLayoutPacked ? 576 : 512) / 16;
+  geometry_counts(s, g);
   int offset = 0;
   g.query_offset = offset;
   offset += s.heads_per_cta * kHeadDim * 2;

@@ -640,8 +640,10 @@ SMLA_DEVICE void accumulate_values(unsigned char* smem, const Lanes& t, int stag
 // schedules the whole loop worse (1-1.5% slower), so only there.
 constexpr bool kFreshTilesExact = kHeadsPerCta == 32;
 
-SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0, int length1,
-                         int row, int head_group, int begin, int end, i64 item) {
+SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkItem& w) {
+  const int length0 = w.length0, length1 = w.length1, row = w.row, head_group = w.head_group;
+  const int begin = w.begin, end = w.end;
+  const i64 item = w.item;
   const Lanes t = make_lanes();
   float* maxima = (float*)(smem + kGeo.reduce_offset);
   float* sums = maxima + kHeadsPerCta * kOwn.slots_per_head;
@@ -883,13 +885,4 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, int length0
 }  // namespace decode
 }  // namespace smla
 
-extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters)
-    smla_decode(const __grid_constant__ smla::DecodeParams p) {
-  using namespace smla;
-  using namespace smla::decode;
-  extern __shared__ __align__(16) unsigned char smem[];
-  // The combine kernel may start launching now; it waits for this grid to finish.
-  launch_dependents();
-  const WorkItem w = work_item(p);
-  run_cta(p, smem, w.length0, w.length1, w.row, w.head_group, w.begin, w.end, w.item);
-}
+#include "decode_entry.cuh"

@@ -340,11 +340,4 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
 }  // namespace decode
 }  // namespace smla
 
-extern "C" __global__ void __maxnreg__(smla::decode::kMaxRegisters)
-    smla_decode(const __grid_constant__ smla::DecodeParams p) {
-  using namespace smla;
-  using namespace smla::decode;
-  extern __shared__ __align__(16) unsigned char smem[];
-  launch_dependents();
-  run_cta(p, smem, work_item(p));
-}
+#include "decode_entry.cuh"
