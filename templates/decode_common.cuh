@@ -167,54 +167,52 @@ SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int til
   }
 }
 
-// The ring of gathered tiles. Walk position i lives in stage i % kStages, and the kAhead
-// positions after the one being computed are in flight: kStages - 1 where a tile is computed
-// from its stage, kStages where it is converted out of its stage first (the wgmma kernel), which
-// frees the stage for position i + kStages. Indices are loaded two positions before their
-// copies. Every thread of the CTA calls start() once and advance(i) once per position i, after
-// the barrier that makes stage (i + kAhead) % kStages reusable.
-template <int kAhead>
+// The ring of gathered tiles. Walk position i lives in stage i % kStages; positions up to
+// kStages - 1 ahead are in flight, and their indices are loaded two positions before their
+// copies. Every thread of the CTA calls start() once, and advance(i) at the top of position i
+// after the barrier that makes stage i % kStages reusable.
 struct GatherRing {
-  static_assert(kAhead >= 1 && kAhead <= kStages, "positions in flight");
-  int fetch_tile;   // the tile of position i + kAhead
+  int fetch_tile;   // the tile of position i + kStages - 1
   int fetch_stage;  // its stage
   int next_index;   // this thread's index of that tile
-  int later_index;  // ... of position i + kAhead + 1's tile
-  int index_tile;   // the tile of position i + kAhead + 2
+  int later_index;  // ... of position i + kStages's tile
+  int index_tile;   // the tile of position i + kStages + 1
 
   SMLA_DEVICE void start(const DecodeParams& p, unsigned char* smem, const TileWalk& walk,
                          int length0, int length1, int row) {
     fetch_tile = walk.first;
-    int tiles[kAhead], first[kAhead];
+    int tiles[kStages - 1], first[kStages - 1];
 #pragma unroll
-    for (int j = 0; j < kAhead; ++j) {
+    for (int j = 0; j < kStages - 1; ++j) {
       tiles[j] = fetch_tile;
       first[j] = j < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
       fetch_tile = walk.next(fetch_tile);
     }
 #pragma unroll
-    for (int j = 0; j < kAhead; ++j) {
-      if (j < walk.count) gather_tile(p, smem, tiles[j], j % kStages, first[j]);
+    for (int j = 0; j < kStages - 1; ++j) {
+      if (j < walk.count) gather_tile(p, smem, tiles[j], j, first[j]);
       cp_async_commit();
     }
-    next_index = kAhead < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
+    next_index =
+        kStages - 1 < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
     index_tile = walk.next(walk.next(fetch_tile));
-    later_index = kAhead + 1 < walk.count
+    later_index = kStages < walk.count
                       ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile))
                       : -1;
-    fetch_stage = kAhead % kStages;
+    fetch_stage = kStages - 1;
   }
 
-  // Issues position i + kAhead's copies (one commit group, empty past the walk's end).
+  // Position i, in `stage`, is about to be computed: issues position i + kStages - 1's copies
+  // into the stage position i - 1 used.
   SMLA_DEVICE void advance(const DecodeParams& p, unsigned char* smem, const TileWalk& walk,
-                           int length0, int length1, int row, int i) {
-    if (i + kAhead < walk.count) gather_tile(p, smem, fetch_tile, fetch_stage, next_index);
+                           int length0, int length1, int row, int i, int stage) {
+    if (i + kStages - 1 < walk.count) gather_tile(p, smem, fetch_tile, fetch_stage, next_index);
     cp_async_commit();
     fetch_tile = walk.next(fetch_tile);
-    fetch_stage = fetch_stage + 1 == kStages ? 0 : fetch_stage + 1;
+    fetch_stage = stage;
     next_index = later_index;
     later_index =
-        i + kAhead + 2 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
+        i + kStages + 1 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
     index_tile = walk.next(index_tile);
   }
 };

@@ -163,8 +163,8 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   offset += s.layout == kLayoutPacked ? s.stages * s.tile_entries * 8 : 0;
   g.reduce_offset = offset;
   offset += s.heads_per_cta * 3 * 4;
-  g.valid_offset = offset;  // the ring's stages, then the dequantized tile's copy
-  offset += (s.stages + 1) * s.tile_entries;
+  g.valid_offset = offset;
+  offset += s.stages * s.tile_entries;
   g.smem_bytes = align_up(offset, 16);
   return g;
 }

@@ -432,7 +432,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     }
 
   const TileWalk walk = make_walk(w.length0, w.length1, w.begin, w.end);
-  GatherRing<kStages - 1> ring;
+  GatherRing ring;
   ring.start(p, smem, walk, w.length0, w.length1, w.row);
   load_query_tile<kE4m3Scores>(p, smem, w.row, w.head_group);
   __syncthreads();
@@ -449,7 +449,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   for (int i = 0; i < walk.count; ++i) {
     cp_async_wait<kStages - 2>();
     __syncthreads();
-    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i);
+    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i, stage);
 
     float x[kMTiles][4];
     {

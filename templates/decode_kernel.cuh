@@ -681,7 +681,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   }
 
   const TileWalk walk = make_walk(length0, length1, begin, end);
-  GatherRing<kStages - 1> ring;
+  GatherRing ring;
   ring.start(p, smem, walk, length0, length1, row);
   // After the first copies are issued, so that the query's latency overlaps theirs.
   load_query_tile<kE4m3Scores>(p, smem, row, head_group);
@@ -700,7 +700,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     cp_async_wait<kStages - 2>();
     // Position i has landed for every thread, and every warp is done with position i - 1.
     __syncthreads();
-    ring.advance(p, smem, walk, length0, length1, row, i);
+    ring.advance(p, smem, walk, length0, length1, row, i, stage);
 
     float s[kNTiles][4];
     if (kBf16Kv) {

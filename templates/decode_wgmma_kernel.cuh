@@ -102,15 +102,12 @@ SMLA_DEVICE void dequantize_share(const unsigned char* raw, unsigned char* row, 
   }
 }
 
-// The raw stage to the bf16 tile, and its entries' validity to the tile's copy (the stage is
-// gathered into again before the softmax reads it). Thread t takes entry t % 64 and its raw
-// chunks t / 64 + 4j, so one scale byte serves a chunk; eight consecutive threads meet eight
+// The raw stage to the bf16 tile. Thread t takes entry t % 64 and its raw chunks t / 64 + 4j, so
+// one scale byte serves a chunk; eight consecutive threads meet eight
 // entries, whose reads (stored_chunk) and writes (the swizzle) miss each other's banks.
-SMLA_DEVICE void dequantize_tile(unsigned char* smem, unsigned char* keys, int stage) {
+SMLA_DEVICE void dequantize_tile(const unsigned char* smem, unsigned char* keys, int stage) {
   const int e = threadIdx.x % kTileEntries;
   const u32 first = threadIdx.x / kTileEntries;
-  u8* valid = smem + kGeo.valid_offset;
-  if (first == 0) valid[kStages * kTileEntries + e] = valid[stage * kTileEntries + e];
   // stored_chunk(e, 4j + first) is 4j + (first ^ ((e >> 1) & 3)) for the fp8 layouts.
   const unsigned char* raw = smem + kGeo.raw_offset +
                              (stage * kTileEntries + e) * kGeo.entry_bytes +
@@ -233,8 +230,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   t.c = threadIdx.x % 4;
 
   const TileWalk walk = make_walk(w.length0, w.length1, w.begin, w.end);
-  // The ring runs two tiles ahead: a stage is free once dequantized, early in its tile.
-  GatherRing<kStages> ring;
+  GatherRing ring;
   ring.start(p, smem, walk, w.length0, w.length1, w.row);
   load_query(p, query, w.row, w.head_group);
   fence_proxy_async();  // the loop's first barrier publishes it to the products
@@ -251,19 +247,19 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
 
   int stage = 0;
   for (int i = 0; i < walk.count; ++i) {
-    cp_async_wait<kStages - 1>();
+    cp_async_wait<kStages - 2>();
     __syncthreads();  // the stage has landed; the last tile's products are done
+    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i, stage);
     dequantize_tile(smem, keys, stage);
     fence_proxy_async();
     __syncthreads();
-    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i);
 
     u32 probs[4][4];
     float rescale[2];
     if (t.group == 0) {
       float s[32];
       compute_scores(smem_u32(query), smem_u32(keys), s);
-      softmax_tile(t, smem + kGeo.valid_offset + kStages * kTileEntries, p.score_scale_log2, s,
+      softmax_tile(t, smem + kGeo.valid_offset + stage * kTileEntries, p.score_scale_log2, s,
                    running_max, sum, probs, rescale);
       store_probabilities(probs_smem, t, probs);
       if (t.c == 0) {
