@@ -25,11 +25,9 @@ constexpr int kRopeDim0 = 448;  // the packed layout's bf16 rope dims start here
 constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
 // NOTE: 4 threads copy an entry (9 chunks each for the packed layout): fewer threads than the
 // CTA's share the per-entry address arithmetic, and the other warps skip gathering. (8 threads,
-// every warp gathering a share, measured 1-4% slower at 16 heads.) In the wgmma entries-on-M
-// kernel warpgroup 1 alone gathers (the producer), 2 threads per entry.
-constexpr int kThreadsPerEntry = kWgmmaEntriesM ? 2 : 4;
+// every warp gathering a share, measured 1-4% slower at 16 heads.)
+constexpr int kThreadsPerEntry = 4;
 constexpr int kGatherThreads = kThreadsPerEntry * kTileEntries;
-constexpr int kFirstGatherThread = kWgmmaEntriesM ? 128 : 0;
 constexpr int kCopiesPerThread = (kGeo.chunks_per_entry + kThreadsPerEntry - 1) / kThreadsPerEntry;
 // Registers per thread so that kMinBlocksPerSm CTAs fit: each of the 4 schedulers has a
 // quarter of the register file for the warps it holds.
@@ -38,8 +36,7 @@ constexpr int kMaxRegisters = 16384 / (32 * kWarpsPerScheduler) / 8 * 8 > 255
                                   ? 255
                                   : 16384 / (32 * kWarpsPerScheduler) / 8 * 8;
 
-static_assert(kFirstGatherThread + kGatherThreads <= kThreads && kGatherThreads % 32 == 0,
-              "whole gathering warps");
+static_assert(kGatherThreads <= kThreads && kGatherThreads % 32 == 0, "whole gathering warps");
 static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
 static_assert(kQLen >= 1 && kQLen <= 8, "rows of one request; each row has its own lists");
 
@@ -96,15 +93,12 @@ SMLA_DEVICE float quad_sum(float v) {
 
 // ---- gathering ----------------------------------------------------------------------------------
 
-// kThreadsPerEntry threads copy each entry: gathering thread t copies entry t / kThreadsPerEntry,
-// chunks (t % kThreadsPerEntry) + kThreadsPerEntry * j, so its copies differ by constant offsets.
-// The fp8 layouts' swizzle only flips the two low bits of the chunk, so with 4 threads per entry
-// the stored chunks differ by the same constants (not with 2, nor for the bf16 layout's
-// three-bit swizzle).
-constexpr bool kConstantChunkStride = !kBf16Kv && kThreadsPerEntry % 4 == 0;
-// The thread's place among the gathering threads (outside [0, kGatherThreads): none).
-SMLA_DEVICE u32 gather_thread() { return threadIdx.x - kFirstGatherThread; }
-SMLA_DEVICE int gathered_entry() { return gather_thread() / kThreadsPerEntry; }
+// kThreadsPerEntry threads copy each entry: thread t copies entry t / kThreadsPerEntry, chunks
+// (t % kThreadsPerEntry) + kThreadsPerEntry * j, so its copies differ by constant offsets.
+// The fp8 layouts' swizzle only flips the two low bits of the chunk, so the stored chunks differ
+// by the same constants (the bf16 layout's three-bit swizzle does not).
+constexpr bool kConstantChunkStride = !kBf16Kv;
+SMLA_DEVICE int gathered_entry() { return threadIdx.x / kThreadsPerEntry; }
 
 // The index of this thread's entry of source `kSource`'s tile `local` (or -1 past the length).
 template <int kSource>
@@ -117,7 +111,7 @@ SMLA_DEVICE int load_entry_index(const DecodeParams& p, int length, int row, int
 
 SMLA_DEVICE int load_tile_index(const DecodeParams& p, int length0, int length1, int row,
                                 int tile) {
-  if (gather_thread() >= kGatherThreads) return -1;
+  if (threadIdx.x >= kGatherThreads) return -1;
   if (tile < kGeo.tiles0) return load_entry_index<0>(p, length0, row, tile);
   return load_entry_index<1>(p, length1, row, tile - kGeo.tiles0);
 }
@@ -134,7 +128,7 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
   const i64 page_base = (i64)page * src.page_stride_bytes;
   constexpr int kTokenBytes = kPacked ? 576 : kBf16Kv ? 1024 : 512;
   const int entry = gathered_entry();
-  const int first_chunk = gather_thread() % kThreadsPerEntry;
+  const int first_chunk = threadIdx.x % kThreadsPerEntry;
   // With nothing to read (src_bytes 0) the source only has to be some address of the cache.
   const unsigned char* from = src.cache + page_base + slot * kTokenBytes + first_chunk * 16;
   const u32 to =
@@ -165,7 +159,7 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
 
 SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int tile, int stage,
                              int index) {
-  if (gather_thread() >= kGatherThreads) return;
+  if (threadIdx.x >= kGatherThreads) return;
   if (tile < kGeo.tiles0) {
     gather_source_tile<0, kPageSize0>(p, smem, stage, index);
   } else {
@@ -175,7 +169,7 @@ SMLA_DEVICE void gather_tile(const DecodeParams& p, unsigned char* smem, int til
 
 // The ring of gathered tiles. Walk position i lives in stage i % kStages; positions up to
 // kStages - 1 ahead are in flight, and their indices are loaded two positions before their
-// copies. Every gathering thread's warp (the CTA; warpgroup 1 in wgmma_em) calls start() once, and advance(i) at the top of position i
+// copies. Every thread of the CTA calls start() once, and advance(i) at the top of position i
 // after the barrier that makes stage i % kStages reusable.
 struct GatherRing {
   int fetch_tile;   // the tile of position i + kStages - 1

@@ -66,7 +66,7 @@ struct DecodeGeometry {
   // Byte offsets into dynamic shared memory.
   int raw_offset, scale_offset, query_offset, query_factor_offset, prob_offset, rope_prob_offset,
       value_factor_offset, total_offset, exchange_offset, reduce_offset, fold_offset, valid_offset,
-      keys_offset, buffer_info_offset, smem_bytes;
+      keys_offset, buffer_info_offset, barrier_offset, smem_bytes;
 };
 
 SMLA_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -173,8 +173,9 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
 // The wgmma entries-on-M kernel's map (decode_wgmma_entries_kernel.cuh): from a 1024-byte aligned
 // base, two buffers of a tile's keys in 16 bits (the values of P V too: the producer fills one
 // while the consumer computes on the other), the query, P in f16 and (packed) a bf16 copy for the
-// rope dims; then the raw ring, per buffer the entries' validity and the tile's reference scale,
-// the score factors, and per head and warp the tile maxima and the segment sums.
+// rope dims; then the raw ring (entries unswizzled: one bulk copy each), per buffer the entries'
+// validity and the tile's reference scale, the stages' barriers, the score factors, and per head
+// and warp the tile maxima and the segment sums.
 SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_entries_geometry(const DecodeShape& s) {
   DecodeGeometry g{};
   geometry_counts(s, g);
@@ -197,6 +198,8 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_entries_geometry(const DecodeSha
   offset += s.stages * s.tile_entries;
   g.buffer_info_offset = offset;  // per key buffer: 64 validity bytes, the reference (int), pad
   offset += 2 * (s.tile_entries + 16);
+  g.barrier_offset = offset;  // per raw stage: the mbarrier its bulk copies complete on
+  offset += s.stages * 8;
   g.query_factor_offset = offset;
   offset += s.heads_per_cta * 4;
   g.reduce_offset = offset;

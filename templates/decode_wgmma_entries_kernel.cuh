@@ -4,7 +4,8 @@
 // heads. Design and measurements: docs/decode-kernel.md.
 //
 // Two warpgroups, producer and consumer, over two buffers of a tile's keys in 16 bits:
-// - Warpgroup 1 gathers the tiles (the ring of decode_common.cuh, one tile ahead) and
+// - Warpgroup 1 gathers the tiles one ahead (each entry one bulk copy of the tensor memory
+//   accelerator, completing on the stage's mbarrier; the packed scales by cp.async) and
 //   dequantizes each into a free buffer in the 128-byte swizzle: e4m3 to f16 (exact), times
 //   2^(s - r) for the packed scale byte s of the value's group and the tile's largest scale byte
 //   r (exact while s >= r - 15: f16 reaches 2^-24); the packed rope is copied as bf16.
@@ -19,6 +20,7 @@
 // The generated prologue defines namespace smla::cfg (see codegen/kernel_source.cpp).
 #pragma once
 
+#include "bulk_copy.cuh"
 #include "decode_common.cuh"
 #include "wgmma.cuh"
 
@@ -28,7 +30,8 @@ namespace decode {
 static_assert(kWgmmaEntriesM, "the wgmma_em template");
 static_assert(kHeadsPerCta == 8 || kHeadsPerCta == 16,
               "8 or 16 heads per CTA: the N of the products");
-static_assert(kWarps == 8 && kTileEntries == 64, "two warpgroups over 64-entry tiles");
+static_assert(kWarps == 8 && kTileEntries == 64 && kStages == 2,
+              "two warpgroups over 64-entry tiles, the gather one tile ahead");
 static_assert(!kBf16Kv, "the fp8 layouts");
 
 constexpr int kAccumulators = kHeadsPerCta / 2;      // per thread of an m64 x heads product
@@ -140,18 +143,19 @@ SMLA_DEVICE TileScales tile_scales(const unsigned char* smem, int stage) {
 }
 
 // A thread's share of one entry: its raw chunks 4j + first (j = 0, 1, ...) from `raw` (chunk
-// `first`'s place) into the entry's 128-byte rows at `row`. Chunk 4j + first of the fp8 dims is
+// `first`'s place; zeros for an invalid entry, which was never copied) into the entry's 128-byte
+// rows at `row`. Chunk 4j + first of the fp8 dims is
 // dims 64j + 16 first .. + 15: 8-dim chunks 2 first and 2 first + 1 of block j, swizzled by the
 // entry. The packed rope chunks (28 + r) go to chunk r of block 7 as stored. kScaled: times
 // 2^(s - reference), a normal f16 built with one multiply-add when kNarrow.
 template <bool kScaled, bool kNarrow>
-SMLA_DEVICE void dequantize_share(const unsigned char* raw, unsigned char* row, int entry,
-                                  u32 first, const u8* scales, int reference) {
+SMLA_DEVICE void dequantize_share(const unsigned char* raw, bool valid, unsigned char* row,
+                                  int entry, u32 first, const u8* scales, int reference) {
   const u32 low = (2 * first) ^ (entry & 7), high = (2 * first + 1) ^ (entry & 7);
   const u32 bias = (u32)(15 - reference) << 10;  // f16 bits of 2^(s - r) = (s << 10) + bias
 #pragma unroll
   for (int j = 0; j < kRawChunks / 4; ++j) {
-    const uint4 x = *(const uint4*)(raw + 64 * j);
+    const uint4 x = valid ? *(const uint4*)(raw + 64 * j) : make_uint4(0u, 0u, 0u, 0u);
     if (kPacked && j >= kRopeDim0 / 64) {
       const u32 rope = (first + 4 * (j - kRopeDim0 / 64)) ^ (entry & 7);
       *(uint4*)(row + 7 * kKeyBlockBytes + (rope << 4)) = x;
@@ -172,30 +176,27 @@ SMLA_DEVICE void dequantize_share(const unsigned char* raw, unsigned char* row, 
   }
 }
 
-// The raw stage to key buffer `keys` (warpgroup 1). Thread t takes entry t % 64 and its raw
-// chunks 4j + 2 (t / 64) and 4j + 2 (t / 64) + 1, so one scale byte serves a chunk; eight
-// consecutive threads meet eight entries, whose reads (stored_chunk) and writes (the swizzle)
-// miss each other's banks. Also copies the entries' validity for the consumer.
-SMLA_DEVICE void dequantize_tile(const unsigned char* smem, unsigned char* keys, u8* valid,
-                                 int stage, TileScales scales_of_tile) {
-  const int e = gather_thread() % kTileEntries;
-  const u32 half = gather_thread() / kTileEntries;
-  const unsigned char* entry =
-      smem + kGeo.raw_offset + (stage * kTileEntries + e) * kGeo.entry_bytes;
-  const u8* scales = smem + kGeo.scale_offset + (stage * kTileEntries + e) * 8;
+// The raw stage to key buffer `keys` (warpgroup 1). Thread t takes entries t / 4 and t / 4 + 32
+// and their raw chunks 4j + t % 4, so one scale byte serves a chunk and a warp's 16-byte reads
+// of the unswizzled stage (8 entries x 4 chunks) and its writes (the swizzle) each meet 8
+// distinct bank groups. Also copies the entries' validity for the consumer.
+SMLA_DEVICE void dequantize_tile(const unsigned char* smem, unsigned char* keys, u8* valid_copy,
+                                 int stage, TileScales tile) {
+  const u32 first = (threadIdx.x - 128) % 4;
 #pragma unroll
-  for (u32 first = 2 * half; first < 2 * half + 2; ++first) {
-    // stored_chunk(e, 4j + first) is 4j + (first ^ ((e >> 1) & 3)) for the fp8 layouts.
-    const unsigned char* raw = entry + 16 * (first ^ ((e >> 1) & 3));
-    if (!kPacked || scales_of_tile.narrow) {
-      dequantize_share<kPacked, true>(raw, keys + e * 128, e, first, scales,
-                                      scales_of_tile.reference);
+  for (int pass = 0; pass < 2; ++pass) {
+    const int e = (threadIdx.x - 128) / 4 + 32 * pass;
+    const bool valid = smem[kGeo.valid_offset + stage * kTileEntries + e] != 0;
+    if (first == 0) valid_copy[e] = valid ? 1 : 0;
+    const unsigned char* raw =
+        smem + kGeo.raw_offset + (stage * kTileEntries + e) * kGeo.entry_bytes + 16 * first;
+    const u8* scales = smem + kGeo.scale_offset + (stage * kTileEntries + e) * 8;
+    if (!kPacked || tile.narrow) {
+      dequantize_share<kPacked, true>(raw, valid, keys + e * 128, e, first, scales, tile.reference);
     } else {
-      dequantize_share<true, false>(raw, keys + e * 128, e, first, scales,
-                                    scales_of_tile.reference);
+      dequantize_share<true, false>(raw, valid, keys + e * 128, e, first, scales, tile.reference);
     }
   }
-  if (half == 0) valid[e] = smem[kGeo.valid_offset + stage * kTileEntries + e];
 }
 
 // S^T = K Q^T for the tile's 64 entries and the CTA's heads: the fp8 dims into `nope`, the
@@ -357,27 +358,119 @@ SMLA_DEVICE int* buffer_reference(unsigned char* smem, int b) {
   return (int*)(buffer_valid(smem, b) + kTileEntries);
 }
 
-// Warpgroup 1: gathers the row's tiles and dequantizes tile i into buffer i % 2 once the
-// consumer has freed it (named barrier 5 + b), then signals it filled (3 + b).
-SMLA_DEVICE void produce(const DecodeParams& p, unsigned char* smem, unsigned char* keys,
-                         const WorkItem& w, const TileWalk& walk, GatherRing& ring) {
-  int stage = 0;
-  for (int i = 0; i < walk.count; ++i) {
-    const int b = i & 1;
-    cp_async_wait<kStages - 2>();
-    named_barrier_sync(2, 128);  // the stage has landed; the last stage is read
-    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i, stage);
-    const TileScales scales = kPacked ? tile_scales(smem, stage) : TileScales{0, true};
-    if (i >= 2) named_barrier_sync(5 + b, 256);
-    dequantize_tile(smem, keys + b * kTileEntries * kHeadDim * 2, buffer_valid(smem, b), stage,
-                    scales);
-    if (gather_thread() == 0) *buffer_reference(smem, b) = scales.reference;
-    fence_proxy_async();
-    named_barrier_arrive(3 + b, 256);
-    stage = stage + 1 == kStages ? 0 : stage + 1;
-  }
-  cp_async_wait<0>();
+// The index of entry e of the walk's tile `tile` (-1 past the row's length).
+SMLA_DEVICE int entry_index(const DecodeParams& p, const WorkItem& w, int tile, int e) {
+  const int source = tile < kGeo.tiles0 ? 0 : 1;
+  const int column = (tile - (source == 0 ? 0 : kGeo.tiles0)) * kTileEntries + e;
+  const SourceParams& src = p.sources[source];
+  if (column >= (source == 0 ? w.length0 : w.length1)) return -1;
+  return __ldg(src.indices + (i64)w.row * src.index_row_stride + column);
 }
+
+// Lane l of warpgroup 1's first warp copies entries l and l + 32 of a tile of source kSource
+// into `stage`: the raw token as one bulk copy completing on the stage's barrier, the packed
+// scales as an 8-byte cp.async (zero-filled for an invalid entry, whose token is not copied).
+template <int kSource, int kPageSize>
+SMLA_DEVICE void gather_tile_bulk(const DecodeParams& p, unsigned char* smem, int stage,
+                                  const int (&index)[2]) {
+  const SourceParams& src = p.sources[kSource];
+  constexpr u32 kTokenBytes = kPacked ? 576 : 512;
+  const u32 barrier = smem_u32(smem + kGeo.barrier_offset) + 8 * stage;
+  const int lane = threadIdx.x & 31;
+  bool valid[2];
+  u32 count = 0;
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    valid[k] = index[k] >= 0 && (i64)index[k] < src.index_limit;
+    count += __popc(__ballot_sync(0xffffffffu, valid[k]));
+  }
+  if (lane == 0) mbarrier_arrive_expect_bytes(barrier, count * kTokenBytes);
+  __syncwarp();
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    const int e = lane + 32 * k;
+    const i64 page = valid[k] ? index[k] / kPageSize : 0;
+    const int slot = valid[k] ? index[k] % kPageSize : 0;
+    const unsigned char* page_base = src.cache + page * src.page_stride_bytes;
+    smem[kGeo.valid_offset + stage * kTileEntries + e] = valid[k] ? 1 : 0;
+    if (kPacked) {
+      cp_async_8(smem_u32(smem + kGeo.scale_offset + (stage * kTileEntries + e) * 8),
+                 page_base + kPageSize * 576 + slot * 8, valid[k] ? 8u : 0u);
+    }
+    if (valid[k]) {
+      bulk_copy(smem_u32(smem + kGeo.raw_offset + (stage * kTileEntries + e) * kGeo.entry_bytes),
+                page_base + slot * kTokenBytes, kTokenBytes, barrier);
+    }
+  }
+  cp_async_commit();
+}
+
+SMLA_DEVICE void gather_tile_bulk(const DecodeParams& p, unsigned char* smem, int tile, int stage,
+                                  const int (&index)[2]) {
+  if (tile < kGeo.tiles0) {
+    gather_tile_bulk<0, kPageSize0>(p, smem, stage, index);
+  } else {
+    gather_tile_bulk<1, kPageSize1>(p, smem, stage, index);
+  }
+}
+
+// Warpgroup 1: its first warp gathers the row's tiles one ahead, the warpgroup dequantizes tile
+// i into buffer i % 2 once the consumer has freed it (named barrier 5 + b), then signals it
+// filled (3 + b). The first tile's copies are issued before the query is loaded (`first`).
+struct Producer {
+  bool issuer;    // the warp that issues the copies
+  int next_tile;  // the tile whose copies go next, and its entries' indices
+  int index[2];
+
+  SMLA_DEVICE void start(const DecodeParams& p, unsigned char* smem, const WorkItem& w,
+                         const TileWalk& walk) {
+    issuer = threadIdx.x < 160;
+    if (!issuer || walk.count == 0) return;
+    const int lane = threadIdx.x & 31;
+    if (lane == 0) {
+      for (int s = 0; s < kStages; ++s)
+        mbarrier_init(smem_u32(smem + kGeo.barrier_offset) + 8 * s, 1);
+      fence_proxy_async();
+    }
+    __syncwarp();
+    next_tile = walk.first;
+    const int first_index[2] = {entry_index(p, w, next_tile, lane),
+                                entry_index(p, w, next_tile, lane + 32)};
+    gather_tile_bulk(p, smem, next_tile, 0, first_index);
+    next_tile = walk.next(next_tile);
+    if (walk.count > 1) {
+      index[0] = entry_index(p, w, next_tile, lane);
+      index[1] = entry_index(p, w, next_tile, lane + 32);
+    }
+  }
+
+  SMLA_DEVICE void run(const DecodeParams& p, unsigned char* smem, unsigned char* keys,
+                       const WorkItem& w, const TileWalk& walk) {
+    const u32 barriers = smem_u32(smem + kGeo.barrier_offset);
+    const int lane = threadIdx.x & 31;
+    for (int i = 0; i < walk.count; ++i) {
+      const int b = i & 1, stage = i & 1;  // one tile ahead: two stages, two buffers
+      mbarrier_wait(barriers + 8 * stage, (i >> 1) & 1);
+      if (issuer) cp_async_wait<0>();
+      named_barrier_sync(2, 128);  // the stage has landed; the other stage is read
+      if (issuer && i + 1 < walk.count) {
+        gather_tile_bulk(p, smem, next_tile, stage ^ 1, index);
+        next_tile = walk.next(next_tile);
+        if (i + 2 < walk.count) {
+          index[0] = entry_index(p, w, next_tile, lane);
+          index[1] = entry_index(p, w, next_tile, lane + 32);
+        }
+      }
+      const TileScales scales = kPacked ? tile_scales(smem, stage) : TileScales{0, true};
+      if (i >= 2) named_barrier_sync(5 + b, 256);
+      dequantize_tile(smem, keys + b * kTileEntries * kHeadDim * 2, buffer_valid(smem, b), stage,
+                      scales);
+      if (threadIdx.x == 128) *buffer_reference(smem, b) = scales.reference;
+      fence_proxy_async();
+      named_barrier_arrive(3 + b, 256);
+    }
+  }
+};
 
 // Warpgroup 0: the products, the softmax, the folds and the outputs.
 SMLA_DEVICE void consume(const DecodeParams& p, unsigned char* smem, unsigned char* base,
@@ -540,14 +633,14 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   // NOTE: a warp-uniform value (a broadcast): wgmma in branches on it stays asynchronous,
   // where a branch on threadIdx makes ptxas serialize the products.
   const bool producer = __shfl_sync(0xffffffffu, (int)threadIdx.x / 128, 0) == 1;
-  GatherRing ring;
-  if (producer) ring.start(p, smem, walk, w.length0, w.length1, w.row);
+  Producer gather;
+  if (producer) gather.start(p, smem, w, walk);
   load_query(p, base + kGeo.query_offset, (float*)(smem + kGeo.query_factor_offset), w.row,
              w.head_group);
   fence_proxy_async();
-  __syncthreads();
+  __syncthreads();  // the query, and the stages' barriers
   if (producer) {
-    produce(p, smem, base + kGeo.keys_offset, w, walk, ring);
+    gather.run(p, smem, base + kGeo.keys_offset, w, walk);
   } else {
     consume(p, smem, base, w, walk);
   }
