@@ -76,8 +76,7 @@ DecodeShape KernelKey::shape() const {
                      width[0],
                      width[1],
                      tile.mma == MmaPath::kMmaSyncHeadsM,
-                     tile.mma == MmaPath::kWgmma,
-                     tile.mma == MmaPath::kWgmmaEntriesM};
+                     tile.mma == MmaPath::kWgmma};
 }
 
 const char* KernelKey::entry_point() const {
@@ -111,13 +110,6 @@ std::string KernelKey::unsupported_tile() const {
     if (geometry().segments != 1) {
       return "wgmma runs whole rows: segment tiles must cover a row's tiles";
     }
-  } else if (t.mma == MmaPath::kWgmmaEntriesM) {
-    if (!arch.empty() && arch != "sm_90a") return "wgmma_em runs on sm_90a only";
-    if (layout == SMLA_KV_BF16) return "wgmma_em takes the fp8 layouts only";
-    if (t.heads_per_cta != 8 && t.heads_per_cta != 16) {
-      return "heads per CTA must be 8 or 16 (wgmma_em)";
-    }
-    if (t.warps != 8 || t.tile_entries != 64) return "wgmma_em runs 8 warps over 64-entry tiles";
   } else if (t.mma == MmaPath::kMmaSyncHeadsM) {
     if (t.heads_per_cta != 16 && t.heads_per_cta != 32) {
       return "heads per CTA must be 16 or 32 (mma_sync_hm)";

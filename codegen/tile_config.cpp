@@ -14,8 +14,6 @@ const char* mma_path_name(MmaPath path) {
       return "mma_sync_hm";
     case MmaPath::kWgmma:
       return "wgmma";
-    case MmaPath::kWgmmaEntriesM:
-      return "wgmma_em";
   }
   return "?";
 }
@@ -35,8 +33,7 @@ std::optional<TileConfig> TileConfig::parse(const std::string& text) {
                   &config.segment_tiles, &config.min_blocks_per_sm, path, &consumed);
   if (fields != 7 || consumed != static_cast<int>(text.size())) return std::nullopt;
   bool known = false;
-  for (const MmaPath candidate :
-       {MmaPath::kMmaSync, MmaPath::kMmaSyncHeadsM, MmaPath::kWgmma, MmaPath::kWgmmaEntriesM}) {
+  for (const MmaPath candidate : {MmaPath::kMmaSync, MmaPath::kMmaSyncHeadsM, MmaPath::kWgmma}) {
     if (std::string(path) != mma_path_name(candidate)) continue;
     config.mma = candidate;
     known = true;

@@ -12,16 +12,13 @@ namespace smla {
 //   kMmaSyncHeadsM ("mma_sync_hm"): heads are the M, entries or dims the N
 //     (decode_heads_m_kernel.cuh);
 //   kWgmma ("wgmma", sm_90a only): 64 heads the M of warpgroup MMAs over a bf16 tile
-//     (decode_wgmma_kernel.cuh);
-//   kWgmmaEntriesM ("wgmma_em", sm_90a only): 64 entries the M of warpgroup MMAs, 8 or 16 heads
-//     their N, over 16-bit tiles a producer warpgroup fills (decode_wgmma_entries_kernel.cuh).
+//     (decode_wgmma_kernel.cuh).
 // The first two are portable mma.sync paths (sm_90a, sm_100a, sm_103a).
-enum class MmaPath { kMmaSync, kMmaSyncHeadsM, kWgmma, kWgmmaEntriesM };
+enum class MmaPath { kMmaSync, kMmaSyncHeadsM, kWgmma };
 const char* mma_path_name(MmaPath path);
 
 struct TileConfig {
-  int heads_per_cta = 16;     // mma_sync: 8, 16 or 32; mma_sync_hm: 16 or 32; wgmma: 64;
-                              // wgmma_em: 8 or 16
+  int heads_per_cta = 16;     // mma_sync: 8, 16 or 32; mma_sync_hm: 16 or 32; wgmma: 64
   int warps = 16;             // mma_sync: 2 or 4 per 16-entry block (the parts of the dims);
                               // mma_sync_hm: 8 (two per 16-entry block)
   int tile_entries = 64;      // KV entries per pipeline stage (32 or 64; mma_sync_hm: 64)

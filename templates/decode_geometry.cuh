@@ -29,7 +29,6 @@ struct DecodeShape {
   int width1;
   bool heads_on_m;  // the mma_sync_hm template (decode_heads_m_kernel.cuh)
   bool wgmma;       // the wgmma template (decode_wgmma_kernel.cuh)
-  bool wgmma_entries_m;  // the wgmma_em template (decode_wgmma_entries_kernel.cuh)
 };
 
 // Which of a thread's score values it sums and exponentiates. The parts of an entry block hold
@@ -66,7 +65,7 @@ struct DecodeGeometry {
   // Byte offsets into dynamic shared memory.
   int raw_offset, scale_offset, query_offset, query_factor_offset, prob_offset, rope_prob_offset,
       value_factor_offset, total_offset, exchange_offset, reduce_offset, fold_offset, valid_offset,
-      keys_offset, buffer_info_offset, barrier_offset, smem_bytes;
+      keys_offset, smem_bytes;
 };
 
 SMLA_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -170,46 +169,7 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   return g;
 }
 
-// The wgmma entries-on-M kernel's map (decode_wgmma_entries_kernel.cuh): from a 1024-byte aligned
-// base, two buffers of a tile's keys in 16 bits (the values of P V too: the producer fills one
-// while the consumer computes on the other), the query, P in f16 and (packed) a bf16 copy for the
-// rope dims; then the raw ring (entries unswizzled: one bulk copy each), per buffer the entries'
-// validity and the tile's reference scale, the stages' barriers, the score factors, and per head
-// and warp the tile maxima and the segment sums.
-SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_entries_geometry(const DecodeShape& s) {
-  DecodeGeometry g{};
-  geometry_counts(s, g);
-  const bool packed = s.layout == kLayoutPacked;
-  int offset = 0;
-  g.keys_offset = offset;
-  offset += 2 * s.tile_entries * kHeadDim * 2;
-  g.query_offset = offset;
-  offset += s.heads_per_cta * kHeadDim * 2;
-  g.prob_offset = offset;
-  offset += s.heads_per_cta * s.tile_entries * 2;
-  g.rope_prob_offset = offset;
-  offset += packed ? s.heads_per_cta * s.tile_entries * 2 : 0;
-  offset += 1024;  // room to align the base
-  g.raw_offset = offset;
-  offset += s.stages * s.tile_entries * g.entry_bytes;
-  g.scale_offset = offset;
-  offset += packed ? s.stages * s.tile_entries * 8 : 0;
-  g.valid_offset = offset;
-  offset += s.stages * s.tile_entries;
-  g.buffer_info_offset = offset;  // per key buffer: 64 validity bytes, the reference (int), pad
-  offset += 2 * (s.tile_entries + 16);
-  g.barrier_offset = offset;  // per raw stage: the mbarrier its bulk copies complete on
-  offset += s.stages * 8;
-  g.query_factor_offset = offset;
-  offset += s.heads_per_cta * 4;
-  g.reduce_offset = offset;
-  offset += s.heads_per_cta * 2 * 4 * 4;
-  g.smem_bytes = align_up(offset, 16);
-  return g;
-}
-
 SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) {
-  if (s.wgmma_entries_m) return wgmma_entries_geometry(s);
   if (s.wgmma) return wgmma_geometry(s);
   if (s.heads_on_m) return heads_m_geometry(s);
   DecodeGeometry g{};

@@ -122,12 +122,6 @@ SMLA_DEVICE u32 warp_max(u32 v) {
   return r;
 }
 
-SMLA_DEVICE u32 warp_min(u32 v) {
-  u32 r;
-  asm volatile("redux.sync.min.u32 %0, %1, 0xffffffff;" : "=r"(r) : "r"(v));
-  return r;
-}
-
 // ---- conversions ----------------------------------------------------------------------------
 
 SMLA_DEVICE float exp2_approx(float x) {

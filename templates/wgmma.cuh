@@ -1,8 +1,7 @@
 // Hopper's warpgroup MMA (wgmma.mma_async, sm_90a only): shared-memory matrix descriptors and
-// the products the wgmma decode kernels use (m64n64k16 bf16; m64nNk16 f16 and bf16, N <= 32).
-// Self-contained PTX like smla_device.cuh. A warpgroup is 4 consecutive warps; each of them holds
-// 16 rows of the 64-row accumulator in the mma.sync m16n8 fragment order, the n8 blocks after
-// each other.
+// the m64n64k16 bf16 -> fp32 products the wgmma decode kernel uses. Self-contained PTX like
+// smla_device.cuh. A warpgroup is 4 consecutive warps; each of them holds 16 rows of the 64-row
+// accumulator in the mma.sync m16n8 fragment order, eight n8 blocks after each other.
 #pragma once
 
 #include "smla_device.cuh"
@@ -36,10 +35,9 @@ SMLA_DEVICE void fence_proxy_async() {
 // NOTE: the accumulators of an issued wgmma belong to the tensor cores until wgmma_wait; this
 // empty asm ties each register to the point where it is called, so the compiler moves no read
 // or write of them across the issue or the wait.
-template <int kCount>
-SMLA_DEVICE void pin(float (&d)[kCount]) {
+SMLA_DEVICE void pin(float (&d)[32]) {
 #pragma unroll
-  for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < 32; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 #define SMLA_WGMMA_D32                                                                          \
@@ -78,58 +76,5 @@ SMLA_DEVICE void wgmma_rs(float (&d)[32], const u32 (&a)[4], u64 b) {
 
 #undef SMLA_WGMMA_D32
 #undef SMLA_WGMMA_D32_OPERANDS
-
-// The narrow products of the entries-on-M kernel: d (+)= A B for a 64 x 16 A and a 16 x N B
-// (N = 8, 16 or 32 heads), both in shared memory, f16 (kF16) or bf16 operands; each operand
-// K-major (0) or MN-major (1). d has N / 2 accumulators per thread.
-#define SMLA_WGMMA_NARROW(SHAPE, TYPE, D, OPERANDS, A, B, ACC, TA, TB)                          \
-  asm volatile("{ .reg .pred p; setp.ne.b32 p, %" ACC ", 0;\n"                                  \
-               "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " " D ", %" A ", %" B \
-               ", p, 1, 1, %" TA ", %" TB "; }"                                                 \
-               : OPERANDS                                                                       \
-               : "l"(a), "l"(b), "r"(accumulate), "n"(kTransA), "n"(kTransB))
-#define SMLA_D4 "{%0, %1, %2, %3}"
-#define SMLA_D4_OPERANDS "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-#define SMLA_D8 "{%0, %1, %2, %3, %4, %5, %6, %7}"
-#define SMLA_D8_OPERANDS SMLA_D4_OPERANDS, "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-#define SMLA_D16 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}"
-#define SMLA_D16_OPERANDS                                                                   \
-  SMLA_D8_OPERANDS, "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), \
-      "+f"(d[14]), "+f"(d[15])
-
-template <bool kF16, int kTransA, int kTransB>
-SMLA_DEVICE void wgmma_narrow(float (&d)[4], u64 a, u64 b, int accumulate) {
-  if constexpr (kF16) {
-    SMLA_WGMMA_NARROW("m64n8k16", "f16", SMLA_D4, SMLA_D4_OPERANDS, "4", "5", "6", "7", "8");
-  } else {
-    SMLA_WGMMA_NARROW("m64n8k16", "bf16", SMLA_D4, SMLA_D4_OPERANDS, "4", "5", "6", "7", "8");
-  }
-}
-template <bool kF16, int kTransA, int kTransB>
-SMLA_DEVICE void wgmma_narrow(float (&d)[8], u64 a, u64 b, int accumulate) {
-  if constexpr (kF16) {
-    SMLA_WGMMA_NARROW("m64n16k16", "f16", SMLA_D8, SMLA_D8_OPERANDS, "8", "9", "10", "11", "12");
-  } else {
-    SMLA_WGMMA_NARROW("m64n16k16", "bf16", SMLA_D8, SMLA_D8_OPERANDS, "8", "9", "10", "11", "12");
-  }
-}
-template <bool kF16, int kTransA, int kTransB>
-SMLA_DEVICE void wgmma_narrow(float (&d)[16], u64 a, u64 b, int accumulate) {
-  if constexpr (kF16) {
-    SMLA_WGMMA_NARROW("m64n32k16", "f16", SMLA_D16, SMLA_D16_OPERANDS, "16", "17", "18", "19",
-                      "20");
-  } else {
-    SMLA_WGMMA_NARROW("m64n32k16", "bf16", SMLA_D16, SMLA_D16_OPERANDS, "16", "17", "18", "19",
-                      "20");
-  }
-}
-
-#undef SMLA_WGMMA_NARROW
-#undef SMLA_D4
-#undef SMLA_D4_OPERANDS
-#undef SMLA_D8
-#undef SMLA_D8_OPERANDS
-#undef SMLA_D16
-#undef SMLA_D16_OPERANDS
 
 }  // namespace smla
