@@ -70,12 +70,35 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
   return narrow;
 }
 
+std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem) {
+  // NOTE (measured on the H200, docs/PERFORMANCE.md, "The wgmma kernel for 64 and 128 heads"):
+  // 1.7-1.9x the default tiles from 64 rows at 128 heads and from 128 rows at 64 heads (one
+  // wave of 64-head CTAs), slower below ~32 rows, where the default splits rows.
+  if (arch != "sm_90a" || problem.num_heads % 64 != 0) return std::nullopt;
+  TileConfig tile;
+  tile.heads_per_cta = 64;
+  tile.warps = 8;
+  tile.tile_entries = 64;
+  tile.stages = 2;
+  tile.min_blocks_per_sm = 1;
+  tile.mma = MmaPath::kWgmma;
+  tile.segment_tiles = 0;  // whole rows: one segment of every source's tiles
+  for (int s = 0; s < problem.num_sources; ++s) {
+    tile.segment_tiles += ceil_div(problem.sources[s].width, tile.tile_entries);
+  }
+  if (!KernelKey::decode(arch, problem, tile).unsupported_tile().empty()) return std::nullopt;
+  return tile;
+}
+
 std::vector<KernelKey> default_problem_kernels(const std::string& arch,
                                                const smla_problem& problem) {
   const TileConfig tile = default_tile_config(problem);
   std::vector<KernelKey> keys = {KernelKey::decode(arch, problem, tile)};
   for (const NarrowSplit& narrow : narrow_splits(problem, tile)) {
     keys.push_back(KernelKey::decode(arch, problem, narrow.tile));
+  }
+  if (const std::optional<TileConfig> fast = batch_variant_tile(arch, problem)) {
+    keys.push_back(KernelKey::decode(arch, problem, *fast));
   }
   for (size_t i = 0, decode_kernels = keys.size(); i < decode_kernels; ++i) {
     if (keys[i].geometry().segments > 1) keys.push_back(KernelKey::combine_for(keys[i]));

@@ -6,6 +6,7 @@
 
 #include <smla.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,17 @@ struct NarrowSplit {
 constexpr int kNarrowSplitCtas = 128;
 std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileConfig& tile);
 
+// The batch-variant fast path (smla_options.batch_invariant = 0): the tile that calls of many
+// rows may run instead of the default on `arch`, if any: the wgmma kernel (64 heads per CTA,
+// whole rows) for problems of a multiple of 64 heads on an fp8 layout, on sm_90a. A call runs
+// it when its grid (rows x 64-head groups) fills at least kBatchVariantCtas CTAs: one wave of
+// a 132-SM H200 at one CTA per SM.
+std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem);
+constexpr int kBatchVariantCtas = 128;
+
 // The kernels smla_prepare loads for `problem` on `arch` without a forced tile: the default
-// tile's decode kernel, the narrow splits', and the combine kernel of each that has segments.
+// tile's decode kernel, the narrow splits', the batch-variant fast path's (so a prewarmed cache
+// serves both modes), and the combine kernel of each that has segments.
 std::vector<KernelKey> default_problem_kernels(const std::string& arch,
                                                const smla_problem& problem);
 

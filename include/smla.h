@@ -78,7 +78,8 @@ typedef enum smla_log_level {
 } smla_log_level;
 
 /* Context options. Fill with smla_options_init() and change what you need.
- * Environment variables override: SMLA_CACHE, SMLA_SYSTEM_CACHE, SMLA_JIT=0, SMLA_LOG. */
+ * Environment variables override: SMLA_CACHE, SMLA_SYSTEM_CACHE, SMLA_JIT=0, SMLA_LOG,
+ * SMLA_BATCH_INVARIANT=0. */
 typedef struct smla_options {
   int device;                    /* CUDA device ordinal (default 0) */
   const char* cache_path;        /* NULL: default path; "": memory only */
@@ -88,6 +89,12 @@ typedef struct smla_options {
   /* Target architecture ("sm_90a", "sm_100a", "sm_103a") for a context without a device, so
    * that smla_prepare compiles and caches kernels for it. NULL: the device's architecture. */
   const char* arch;
+  /* 1 (default): a row's result is bitwise the same whatever else is in the call (how many rows,
+   * which). 0: calls of many rows may run a faster kernel whose results differ from those of
+   * few-row calls in the last bits (within the tolerance of SEMANTICS.md): on sm_90a, problems
+   * of 64 or 128 heads on an fp8 layout run the wgmma kernel once num_rows * num_heads / 64 >=
+   * 128. The environment variable SMLA_BATCH_INVARIANT=0 selects 0, any other value 1. */
+  int batch_invariant;
 } smla_options;
 
 typedef struct smla_source_desc {

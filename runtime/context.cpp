@@ -78,6 +78,10 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
   }
   context->jit_allowed_ = o.jit == SMLA_JIT_ALLOW;
   if (const char* jit = env("SMLA_JIT")) context->jit_allowed_ = std::strcmp(jit, "0") != 0;
+  context->batch_invariant_ = batch_invariant_mode(o.batch_invariant);
+  if (!context->batch_invariant_) {
+    context->log_.info("batch-variant mode: calls of many rows may run faster kernels");
+  }
 
   CubinStore::Options store_options;
   if (const char* path = env("SMLA_CACHE")) {
@@ -154,10 +158,7 @@ Context::~Context() {
   if (driver_ == nullptr) return;
   {
     ScopedCurrentContext current(*driver_, cu_context_);
-    for (auto& entry : prepared_) {
-      unload(&entry.second->main);
-      for (KernelPair& pair : entry.second->narrow) unload(&pair);
-    }
+    for (auto& entry : prepared_) unload(entry.second.get());
   }
   if (cu_context_) driver_->cuDevicePrimaryCtxRelease(cu_device_);
 }
@@ -195,6 +196,12 @@ void Context::unload(KernelPair* pair) {
   }
 }
 
+void Context::unload(Prepared* prepared) {
+  unload(&prepared->main);
+  for (KernelPair& pair : prepared->narrow) unload(&pair);
+  unload(&prepared->fast);
+}
+
 Status Context::load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair) {
   SMLA_TRY(load_kernel(key, allow_compile, &pair->decode));
   if (key.geometry().segments < 2) return Status::ok();
@@ -213,24 +220,30 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
     return error(SMLA_ERR_NO_DEVICE, "no GPU, and no options.arch to compile kernels for");
   }
   DecodeTiles tiles;
-  SMLA_TRY(decode_tiles(problem, &tiles));
+  SMLA_TRY(decode_tiles(arch_, problem, batch_invariant_, &tiles));
   const KernelKey key = KernelKey::decode(arch_, problem, tiles.tile);
   const std::string unsupported = key.unsupported_tile();
   if (!unsupported.empty()) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "tile {}: {}", tiles.tile.text(), unsupported);
   }
   const std::vector<NarrowSplit>& narrow = tiles.narrow;
-  auto prepared = std::unique_ptr<Prepared>(new Prepared{DecodeScheduler(key, narrow), {}, {}});
+  const int fast_heads_per_cta = tiles.fast ? tiles.fast->heads_per_cta : 0;
+  auto prepared = std::unique_ptr<Prepared>(
+      new Prepared{DecodeScheduler(key, narrow, fast_heads_per_cta), {}, {}, {}});
   prepared->narrow.resize(narrow.size());
   SMLA_TRY(load_decode_pair(key, allow_compile, &prepared->main));
-  for (size_t i = 0; i < narrow.size(); ++i) {
+  Status status;
+  for (size_t i = 0; i < narrow.size() && status; ++i) {
     const KernelKey narrow_key = KernelKey::decode(arch_, problem, narrow[i].tile);
-    const Status status = load_decode_pair(narrow_key, allow_compile, &prepared->narrow[i]);
-    if (!status) {
-      unload(&prepared->main);
-      for (KernelPair& pair : prepared->narrow) unload(&pair);
-      return status;
-    }
+    status = load_decode_pair(narrow_key, allow_compile, &prepared->narrow[i]);
+  }
+  if (status && tiles.fast) {
+    status = load_decode_pair(KernelKey::decode(arch_, problem, *tiles.fast), allow_compile,
+                              &prepared->fast);
+  }
+  if (!status) {
+    unload(prepared.get());
+    return status;
   }
   std::unique_lock<std::shared_mutex> lock(prepared_mutex_);
   auto inserted = prepared_.emplace(problem_key(problem), std::move(prepared));
@@ -312,7 +325,9 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
   }
 
-  const KernelPair& kernels = plan.narrow < 0 ? prepared.main : prepared.narrow[plan.narrow];
+  const KernelPair& kernels = plan.fast         ? prepared.fast
+                              : plan.narrow < 0 ? prepared.main
+                                                : prepared.narrow[plan.narrow];
   const LoadedKernel& decode = kernels.decode;
   const LoadedKernel& combine = kernels.combine;
   void* kernel_args[] = {&params};

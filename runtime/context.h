@@ -55,6 +55,7 @@ class Context {
   const Logger& log() const { return log_; }
   CubinStore& store() { return *store_; }
   bool jit_allowed() const { return jit_allowed_; }
+  bool batch_invariant() const { return batch_invariant_; }
 
  private:
   struct LoadedKernel {
@@ -71,6 +72,7 @@ class Context {
     DecodeScheduler scheduler;
     KernelPair main;
     std::vector<KernelPair> narrow;  // of the scheduler's narrow splits, in its order
+    KernelPair fast;                 // the batch-variant fast path's, when it has one
   };
 
   Context() = default;
@@ -80,6 +82,7 @@ class Context {
   // The decode kernel of `key` and, when it splits, its combine kernel.
   Status load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair);
   void unload(KernelPair* pair);
+  void unload(Prepared* prepared);
   Status launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
                 void* workspace, size_t workspace_bytes, CUstream stream);
   const Prepared* find_prepared(const smla_problem& problem) const;
@@ -88,6 +91,7 @@ class Context {
   std::unique_ptr<CubinStore> store_;
   std::unique_ptr<KernelBuilder> builder_;
   bool jit_allowed_ = true;
+  bool batch_invariant_ = true;
   const CudaDriver* driver_ = nullptr;
   CUdevice cu_device_ = 0;
   CUcontext cu_context_ = nullptr;

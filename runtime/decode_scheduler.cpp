@@ -2,17 +2,22 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 namespace smla {
 
 DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
-                                 const std::vector<NarrowSplit>& narrow)
+                                 const std::vector<NarrowSplit>& narrow, int fast_heads_per_cta)
     : geometry_(decode_key.geometry()),
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
       head_groups_(ceil_div(decode_key.heads, heads_per_cta_)) {
   max_split_rows_ = max_split_rows_for(heads_per_cta_, head_groups_);
+  if (fast_heads_per_cta > 0) {
+    fast_head_groups_ = ceil_div(heads_, fast_heads_per_cta);
+    fast_min_rows_ = ceil_div(kBatchVariantCtas, fast_head_groups_);
+  }
   // A narrow split has the same segments: only its heads per CTA differ.
   for (const NarrowSplit& split : narrow) {
     const int heads_per_cta = split.tile.heads_per_cta;
@@ -44,6 +49,12 @@ DecodeLaunch DecodeScheduler::split_launch(int num_rows, int heads_per_cta, int 
 }
 
 DecodeLaunch DecodeScheduler::plan(int num_rows) const {
+  if (fast_min_rows_ > 0 && num_rows >= fast_min_rows_) {
+    DecodeLaunch launch;
+    launch.fast = true;
+    launch.decode_blocks = static_cast<int64_t>(num_rows) * fast_head_groups_;
+    return launch;
+  }
   for (size_t i = 0; i < narrow_.size(); ++i) {
     if (num_rows > narrow_[i].max_rows) continue;
     DecodeLaunch launch = split_launch(num_rows, narrow_[i].heads_per_cta, narrow_[i].head_groups);
@@ -71,11 +82,13 @@ size_t DecodeScheduler::workspace_bytes(int max_rows) const {
   return bytes;
 }
 
-Status decode_tiles(const smla_problem& problem, DecodeTiles* tiles) {
+Status decode_tiles(const std::string& arch, const smla_problem& problem, bool batch_invariant,
+                    DecodeTiles* tiles) {
   const char* forced = std::getenv("SMLA_TILE");
   if (forced == nullptr) {
     tiles->tile = default_tile_config(problem);
     tiles->narrow = narrow_splits(problem, tiles->tile);
+    tiles->fast = batch_invariant ? std::nullopt : batch_variant_tile(arch, problem);
     return Status::ok();
   }
   const std::optional<TileConfig> parsed = TileConfig::parse(forced);
@@ -84,7 +97,13 @@ Status decode_tiles(const smla_problem& problem, DecodeTiles* tiles) {
   }
   tiles->tile = *parsed;
   tiles->narrow.clear();
+  tiles->fast.reset();
   return Status::ok();
+}
+
+bool batch_invariant_mode(int option) {
+  if (const char* mode = std::getenv("SMLA_BATCH_INVARIANT")) return std::strcmp(mode, "0") != 0;
+  return option != 0;
 }
 
 }  // namespace smla

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "autotune/heuristics.h"
@@ -17,7 +19,8 @@ namespace smla {
 
 struct DecodeLaunch {
   bool split = false;
-  int narrow = -1;  // the narrow split that runs (an index into the scheduler's), or -1
+  bool fast = false;  // the batch-variant fast path's kernel runs (whole rows)
+  int narrow = -1;    // the narrow split that runs (an index into the scheduler's), or -1
   int64_t decode_blocks = 0;
   int64_t combine_blocks = 0;    // 0 when not split
   size_t workspace_bytes = 0;    // what this call needs
@@ -29,8 +32,10 @@ class DecodeScheduler {
   // `narrow`: the problem's narrow splits (autotune/heuristics.h), narrowest first; a split
   // call runs the first whose max_rows it does not exceed (as far as its partials fit the
   // limits below), else `decode_key`'s kernel.
-  explicit DecodeScheduler(const KernelKey& decode_key,
-                           const std::vector<NarrowSplit>& narrow = {});
+  // `fast_heads_per_cta` (0: none): the batch-variant fast path's CTA width; calls whose grid
+  // of whole rows fills kBatchVariantCtas CTAs of it run it.
+  explicit DecodeScheduler(const KernelKey& decode_key, const std::vector<NarrowSplit>& narrow = {},
+                           int fast_heads_per_cta = 0);
 
   // NOTE: rows split into their segments while rows * head_groups <= kSplitCtaLimit, i.e. while
   // whole-row CTAs would leave much of a 132-148 SM GPU idle (at 64 rows of 16 heads, splitting
@@ -57,6 +62,8 @@ class DecodeScheduler {
   int heads_per_cta_ = 0;
   int head_groups_ = 0;
   int64_t max_split_rows_ = 0;
+  int fast_head_groups_ = 0;
+  int64_t fast_min_rows_ = 0;  // calls of at least this many rows run the fast path (0: none)
   struct Narrow {
     int heads_per_cta;
     int head_groups;
@@ -65,14 +72,21 @@ class DecodeScheduler {
   std::vector<Narrow> narrow_;
 };
 
-// The tile smla_prepare runs a problem on, and its narrow splits: the default tile and its
-// narrow splits, or the tile SMLA_TILE forces, which then runs every call. SMLA_TILE is a knob
-// for measuring candidates (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.mma_sync smla bench ...`), not
-// for serving; a text that is no tile configuration is SMLA_ERR_INVALID_ARGUMENT.
+// The tile smla_prepare runs a problem on for `arch`, its narrow splits and (without
+// `batch_invariant`) its batch-variant fast path: the default tile with those, or the tile
+// SMLA_TILE forces, which then runs every call. SMLA_TILE is a knob for measuring candidates
+// (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.mma_sync smla bench ...`), not for serving; a text that
+// is no tile configuration is SMLA_ERR_INVALID_ARGUMENT.
 struct DecodeTiles {
   TileConfig tile;
   std::vector<NarrowSplit> narrow;
+  std::optional<TileConfig> fast;
 };
-Status decode_tiles(const smla_problem& problem, DecodeTiles* tiles);
+Status decode_tiles(const std::string& arch, const smla_problem& problem, bool batch_invariant,
+                    DecodeTiles* tiles);
+
+// The mode a context runs in: options.batch_invariant, unless SMLA_BATCH_INVARIANT is set ("0":
+// batch-variant, anything else: invariant).
+bool batch_invariant_mode(int option);
 
 }  // namespace smla

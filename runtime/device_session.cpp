@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "codegen/kernel_key.h"
+
 namespace smla {
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
@@ -61,6 +63,18 @@ DeviceSession::~DeviceSession() {
   CUcontext popped = nullptr;
   driver_->cuCtxPopCurrent(&popped);
   driver_->cuDevicePrimaryCtxRelease(device_);
+}
+
+Status DeviceSession::arch(std::string* arch) const {
+  int major = 0, minor = 0;
+  SMLA_TRY(driver_->check(
+      driver_->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_),
+      "cuDeviceGetAttribute"));
+  SMLA_TRY(driver_->check(
+      driver_->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_),
+      "cuDeviceGetAttribute"));
+  *arch = arch_for_compute_capability(major, minor);
+  return Status::ok();
 }
 
 Status DeviceSession::allocate(size_t bytes, DeviceBuffer* buffer) const {

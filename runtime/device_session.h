@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/cuda_driver.h"
@@ -45,6 +46,8 @@ class DeviceSession {
   ~DeviceSession();
 
   const CudaDriver& driver() const { return *driver_; }
+  // The device's kernel architecture ("sm_90a", ...; "" for an unsupported one).
+  Status arch(std::string* arch) const;
   Status allocate(size_t bytes, DeviceBuffer* buffer) const;
   Status create_stream(CUstream* stream) const;
   Status synchronize(CUstream stream) const;

@@ -176,6 +176,9 @@ Status validate_options(const smla_options* options) {
     return invalid("options.log_level = {}: must be in [SMLA_LOG_ERROR (0), SMLA_LOG_DEBUG (3)]",
                    log_level);
   }
+  if (options->batch_invariant != 0 && options->batch_invariant != 1) {
+    return invalid("options.batch_invariant = {}: must be 0 or 1", options->batch_invariant);
+  }
   if (!options->arch) return Status::ok();
   for (const char* arch : kArchs) {
     if (std::strcmp(options->arch, arch) == 0) return Status::ok();

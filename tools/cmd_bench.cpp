@@ -49,11 +49,12 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                          {"tflops", r.tflops},
                          {"gather_fraction", r.gather_fraction},
                          {"mma_fraction", r.mma_fraction},
-                         {"split", r.split}});
+                         {"split", r.mode == "split"},
+                         {"mode", r.mode}});
         } else {
           fmt::print("{:<44} {:>5} {:>9.2f} {:>8.2f} {:>8.0f} {:>7.1f} {:>7.1f}% {:>5.1f}% {}\n",
                      r.problem, r.rows, r.median_us, r.spread_us, r.gbps, r.tflops,
-                     100 * r.gather_fraction, 100 * r.mma_fraction, r.split ? "split" : "whole");
+                     100 * r.gather_fraction, 100 * r.mma_fraction, r.mode);
         }
       }
       if (status && *overheads) {

@@ -1,7 +1,8 @@
 // A cache file prewarmed by a context that may compile serves a context that may not: the
 // JIT-forbidden context prepares from the file alone (it could not compile), gets the same
 // workspace, and adds nothing to the cache; a problem the file lacks stays NOT_READY, and so
-// does one whose narrow-split kernels the file lacks.
+// does one whose narrow-split kernels the file lacks, or (in batch-variant mode) whose fast
+// path kernel it lacks.
 #include <set>
 #include <string>
 
@@ -66,6 +67,49 @@ TEST_F(ContextPrewarmedCache, MissingNarrowKernelsAreNotReady) {
   size_t workspace = 0;
   EXPECT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_ERR_NOT_READY);
   EXPECT_NE(std::string(smla_last_error()).find("hg8."), std::string::npos) << smla_last_error();
+  EXPECT_EQ(cached_key_texts(cache).size(), 2u);
+}
+
+TEST_F(ContextPrewarmedCache, MissingFastPathKernelIsNotReadyInBatchVariantModeOnly) {
+  TempDir dir;
+  const std::string cache = dir.file("cache.sqlite");
+  // 64 heads, the window only: one segment, so the default tile has one kernel, the fast path
+  // (batch_variant_tile) another.
+  const smla_problem problem = test::dsv4_window_problem(64);
+  ASSERT_TRUE(batch_variant_tile("sm_90a", problem).has_value());
+  {
+    const smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_ALLOW);
+    ContextPtr context = create_context(&options);
+    ASSERT_NE(context, nullptr);
+    size_t workspace = 0;
+    ASSERT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_OK)
+        << smla_last_error();
+  }
+  ASSERT_EQ(cached_key_texts(cache).size(), 1u);
+  smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_FORBID);
+  options.batch_invariant = 0;
+  {
+    ContextPtr context = create_context(&options);
+    ASSERT_NE(context, nullptr);
+    size_t workspace = 0;
+    EXPECT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_ERR_NOT_READY);
+    EXPECT_NE(std::string(smla_last_error()).find(".wgmma"), std::string::npos)
+        << smla_last_error();
+  }
+  {
+    ScopedEnv invariant("SMLA_BATCH_INVARIANT", "1");  // the environment overrides the option
+    ContextPtr context = create_context(&options);
+    ASSERT_NE(context, nullptr);
+    size_t workspace = 0;
+    EXPECT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_OK)
+        << smla_last_error();
+  }
+  EXPECT_EQ(cached_key_texts(cache).size(), 1u);
+  options.jit = SMLA_JIT_ALLOW;
+  ContextPtr context = create_context(&options);
+  ASSERT_NE(context, nullptr);
+  size_t workspace = 0;
+  EXPECT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_OK) << smla_last_error();
   EXPECT_EQ(cached_key_texts(cache).size(), 2u);
 }
 

@@ -1,6 +1,8 @@
-// decode_tiles is the one place that picks a problem's tile and narrow splits for smla_prepare
-// and for smla bench's split or whole label: the default tile and its narrow splits, or the
-// tile SMLA_TILE forces (then without narrow splits), and an unparsable SMLA_TILE is an error.
+// decode_tiles is the one place that picks a problem's tile, narrow splits and batch-variant fast
+// path for smla_prepare and for smla bench's label: the default tile and its narrow splits, the
+// wgmma kernel as the fast path only in batch-variant mode for sm_90a and 64-head multiples on
+// an fp8 layout, or the tile SMLA_TILE forces (then alone), and an unparsable SMLA_TILE is an
+// error. batch_invariant_mode reads SMLA_BATCH_INVARIANT over the option.
 #include <string>
 
 #include "context_fixture.h"
@@ -20,9 +22,58 @@ TEST(DecodeTiles, WithoutSmlaTileTheDefaultAndItsNarrowSplits) {
   ScopedEnv unset("SMLA_TILE", nullptr);
   const smla_problem problem = split_problem();
   DecodeTiles tiles;
-  ASSERT_TRUE(decode_tiles(problem, &tiles));
+  ASSERT_TRUE(decode_tiles("sm_90a", problem, true, &tiles));
   EXPECT_EQ(tiles.tile.text(), default_tile_config(problem).text());
   EXPECT_EQ(texts(tiles.narrow), texts(narrow_splits(problem, tiles.tile)));
+  EXPECT_FALSE(tiles.fast.has_value());
+}
+
+TEST(DecodeTiles, BatchVariantModeAddsTheWgmmaKernelWhereItRuns) {
+  ScopedEnv unset("SMLA_TILE", nullptr);
+  const smla_problem pro = test::dsv4_compressed_problem(128, 64, 1024);  // 128 + 1024 entries
+  DecodeTiles tiles;
+  ASSERT_TRUE(decode_tiles("sm_90a", pro, false, &tiles));
+  ASSERT_TRUE(tiles.fast.has_value());
+  EXPECT_EQ(tiles.fast->text(), "hg64.w8.te64.st2.seg18.mb1.wgmma");  // 2 + 16 tiles: whole rows
+  EXPECT_EQ(tiles.tile.text(), default_tile_config(pro).text());
+  EXPECT_EQ(KernelKey::decode("sm_90a", pro, *tiles.fast).unsupported_tile(), "");
+  smla_problem uneven = test::dsv4_compressed_problem(64, 2, 300);  // 2 + 5 tiles of 64
+  uneven.sources[0].width = 100;
+  ASSERT_TRUE(decode_tiles("sm_90a", uneven, false, &tiles));
+  ASSERT_TRUE(tiles.fast.has_value());
+  EXPECT_EQ(tiles.fast->segment_tiles, 7);
+  // Not in batch-invariant mode, not on Blackwell, not for 16 or 96 heads, not on bf16 caches.
+  ASSERT_TRUE(decode_tiles("sm_90a", pro, true, &tiles));
+  EXPECT_FALSE(tiles.fast.has_value());
+  for (const char* arch : {"sm_100a", "sm_103a"}) {
+    ASSERT_TRUE(decode_tiles(arch, pro, false, &tiles));
+    EXPECT_FALSE(tiles.fast.has_value()) << arch;
+  }
+  for (int heads : {16, 96}) {
+    ASSERT_TRUE(
+        decode_tiles("sm_90a", test::dsv4_compressed_problem(heads, 64, 1024), false, &tiles));
+    EXPECT_FALSE(tiles.fast.has_value()) << heads;
+  }
+  smla_problem bf16 = pro;
+  bf16.kv_layout = SMLA_KV_BF16;
+  ASSERT_TRUE(decode_tiles("sm_90a", bf16, false, &tiles));
+  EXPECT_FALSE(tiles.fast.has_value());
+}
+
+TEST(DecodeTiles, BatchInvariantModeFromTheEnvironmentOverTheOption) {
+  {
+    ScopedEnv unset("SMLA_BATCH_INVARIANT", nullptr);
+    EXPECT_TRUE(batch_invariant_mode(1));
+    EXPECT_FALSE(batch_invariant_mode(0));
+  }
+  {
+    ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
+    EXPECT_FALSE(batch_invariant_mode(1));
+  }
+  for (const char* value : {"1", "yes", ""}) {
+    ScopedEnv invariant("SMLA_BATCH_INVARIANT", value);
+    EXPECT_TRUE(batch_invariant_mode(0)) << value;
+  }
 }
 
 TEST(DecodeTiles, SmlaTileRunsEveryCall) {
@@ -31,16 +82,20 @@ TEST(DecodeTiles, SmlaTileRunsEveryCall) {
   const smla_problem problem = split_problem();
   ASSERT_FALSE(narrow_splits(problem, *TileConfig::parse(forced)).empty());
   DecodeTiles tiles;
-  ASSERT_TRUE(decode_tiles(problem, &tiles));
+  ASSERT_TRUE(decode_tiles("sm_90a", problem, true, &tiles));
   EXPECT_EQ(tiles.tile.text(), forced);
   EXPECT_TRUE(tiles.narrow.empty());
+  const smla_problem pro = test::dsv4_compressed_problem(128, 64, 1024);
+  ASSERT_TRUE(decode_tiles("sm_90a", pro, false, &tiles));
+  EXPECT_EQ(tiles.tile.text(), forced);
+  EXPECT_FALSE(tiles.fast.has_value());
 }
 
 TEST(DecodeTiles, UnparsableSmlaTileIsInvalidArgument) {
   ScopedEnv set("SMLA_TILE", "fast");
   const smla_problem problem = split_problem();
   DecodeTiles tiles;
-  const Status status = decode_tiles(problem, &tiles);
+  const Status status = decode_tiles("sm_90a", problem, true, &tiles);
   EXPECT_EQ(status.code(), SMLA_ERR_INVALID_ARGUMENT);
   EXPECT_NE(status.message().find("SMLA_TILE"), std::string::npos) << status.message();
 }

@@ -1,4 +1,5 @@
-// validate_options: device, JIT policy, log level and target arch of smla_context_create.
+// validate_options: device, JIT policy, log level, target arch and batch-invariance mode of
+// smla_context_create.
 #include <string>
 
 #include "validate_fixture.h"
@@ -12,6 +13,7 @@ smla_options default_options() {
   options.device = 0;
   options.jit = SMLA_JIT_ALLOW;
   options.log_level = SMLA_LOG_WARN;
+  options.batch_invariant = 1;
   return options;
 }
 
@@ -56,6 +58,17 @@ TEST(ValidateOptions, LogLevelMustBeKnown) {
     store_enum_bits(&options.log_level, bad);
     EXPECT_TRUE(
         IsInvalid(validate_options(&options), {"options.log_level = " + std::to_string(bad)}));
+  }
+}
+
+TEST(ValidateOptions, BatchInvariantIsZeroOrOne) {
+  smla_options options = default_options();
+  options.batch_invariant = 0;
+  EXPECT_TRUE(IsOk(validate_options(&options)));
+  for (int bad : {2, -1}) {
+    options.batch_invariant = bad;
+    EXPECT_TRUE(IsInvalid(validate_options(&options),
+                          {"options.batch_invariant = " + std::to_string(bad), "0 or 1"}));
   }
 }
 
