@@ -32,10 +32,11 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
 // The batch-variant fast path (smla_options.batch_invariant = 0): the tile that calls of many
 // rows may run instead of the default on `arch`, if any: the wgmma kernel (64 heads per CTA,
 // whole rows) for problems of a multiple of 64 heads on an fp8 layout, on sm_90a. A call runs
-// it when its grid (rows x 64-head groups) fills at least kBatchVariantCtas CTAs: one wave of
-// a 132-SM H200 at one CTA per SM.
+// it when its grid (rows x 64-head groups) has at least kBatchVariantCtas CTAs: about where its
+// one-wave time (flat up to 132 CTAs on an H200) meets the default tiles' (measured: 128 heads
+// from 32 rows, 64 heads from 64 rows; docs/PERFORMANCE.md, "Batch-variant mode").
 std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem);
-constexpr int kBatchVariantCtas = 128;
+constexpr int kBatchVariantCtas = 64;
 
 // The kernels smla_prepare loads for `problem` on `arch` without a forced tile: the default
 // tile's decode kernel, the narrow splits', the batch-variant fast path's (so a prewarmed cache

@@ -93,7 +93,7 @@ typedef struct smla_options {
    * which). 0: calls of many rows may run a faster kernel whose results differ from those of
    * few-row calls in the last bits (within the tolerance of SEMANTICS.md): on sm_90a, problems
    * of 64 or 128 heads on an fp8 layout run the wgmma kernel once num_rows * num_heads / 64 >=
-   * 128. The environment variable SMLA_BATCH_INVARIANT=0 selects 0, any other value 1. */
+   * 64. The environment variable SMLA_BATCH_INVARIANT=0 selects 0, any other value 1. */
   int batch_invariant;
 } smla_options;
 

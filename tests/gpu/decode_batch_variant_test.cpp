@@ -26,22 +26,22 @@ class DecodeBatchVariant : public ::testing::Test {
   smla_context* ctx_ = nullptr;
 };
 
-// 128 heads (two 64-head CTAs a row): rows from 64 run the wgmma kernel.
+// 128 heads (two 64-head CTAs a row): rows from 32 run the wgmma kernel.
 TEST_F(DecodeBatchVariant, BothSidesOfTheSwitchAt128Heads) {
   const smla_problem p =
       make_problem(128, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
   check(p, 1, 3000, "batch-variant, 1 row (split)");
-  check(p, 63, 3001, "batch-variant, 63 rows (default tiles)");
-  check(p, 64, 3002, "batch-variant, 64 rows (fast path)");
+  check(p, 31, 3001, "batch-variant, 31 rows (default tiles)");
+  check(p, 32, 3002, "batch-variant, 32 rows (fast path)");
   check(p, 130, 3003, "batch-variant, 130 rows (fast path)");
 }
 
-// 64 heads (one CTA a row): rows from 128; the uniform layout with fp8 q, and MTP rows.
+// 64 heads (one CTA a row): rows from 64; the uniform layout with fp8 q, and MTP rows.
 TEST_F(DecodeBatchVariant, BothSidesOfTheSwitchAt64Heads) {
   const smla_problem p =
       make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}});
-  check(p, 127, 3100, "batch-variant, 127 rows (default tiles)");
-  check(p, 128, 3101, "batch-variant, 128 rows (fast path)");
+  check(p, 63, 3100, "batch-variant, 63 rows (default tiles)");
+  check(p, 64, 3101, "batch-variant, 64 rows (fast path)");
   const smla_problem mtp =
       make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {2, 1024}});
   check(mtp, 140, 3102, "batch-variant, q_len 2, HCA pages of 2 (fast path)");

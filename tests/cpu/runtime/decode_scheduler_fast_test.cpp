@@ -45,8 +45,8 @@ void check_plans(const smla_problem& problem, int first_fast_rows) {
 }
 
 TEST(DecodeSchedulerFast, ManyRowsRunTheFastPath) {
-  check_plans(test::dsv4_compressed_problem(128, 64, 1024), 64);  // 2 CTAs a row
-  check_plans(test::dsv4_compressed_problem(64, 64, 512), 128);   // 1 CTA a row
+  check_plans(test::dsv4_compressed_problem(128, 64, 1024), 32);  // 2 CTAs a row
+  check_plans(test::dsv4_compressed_problem(64, 64, 512), 64);    // 1 CTA a row
 }
 
 TEST(DecodeSchedulerFast, PreparedAndPrewarmedOnSm90aOnly) {
