@@ -13,6 +13,14 @@ namespace {
 
 using ContextPrewarmedCache = NoGpuContextTest;
 
+// smla_prepare of `problem` (max_rows 256) in a fresh context with `options`.
+smla_status prepare_in_new_context(const smla_options& options, const smla_problem& problem) {
+  ContextPtr context = create_context(&options);
+  if (context == nullptr) return SMLA_ERR_INTERNAL;
+  size_t workspace = 0;
+  return smla_prepare(context.get(), &problem, 256, &workspace);
+}
+
 TEST_F(ContextPrewarmedCache, ServesAJitForbiddenContext) {
   TempDir dir;
   const std::string cache = dir.file("cache.sqlite");
@@ -53,19 +61,13 @@ TEST_F(ContextPrewarmedCache, MissingNarrowKernelsAreNotReady) {
   {
     // The default tile forced: only its decode and combine kernels go to the file.
     ScopedEnv forced("SMLA_TILE", default_tile_config(problem).text().c_str());
-    const smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_ALLOW);
-    ContextPtr context = create_context(&options);
-    ASSERT_NE(context, nullptr);
-    size_t workspace = 0;
-    ASSERT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_OK)
+    ASSERT_EQ(prepare_in_new_context(compile_only_options(cache.c_str(), SMLA_JIT_ALLOW), problem),
+              SMLA_OK)
         << smla_last_error();
   }
   ASSERT_EQ(cached_key_texts(cache).size(), 2u);
-  const smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_FORBID);
-  ContextPtr context = create_context(&options);
-  ASSERT_NE(context, nullptr);
-  size_t workspace = 0;
-  EXPECT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_ERR_NOT_READY);
+  EXPECT_EQ(prepare_in_new_context(compile_only_options(cache.c_str(), SMLA_JIT_FORBID), problem),
+            SMLA_ERR_NOT_READY);
   EXPECT_NE(std::string(smla_last_error()).find("hg8."), std::string::npos) << smla_last_error();
   EXPECT_EQ(cached_key_texts(cache).size(), 2u);
 }
@@ -77,39 +79,21 @@ TEST_F(ContextPrewarmedCache, MissingFastPathKernelIsNotReadyInBatchVariantModeO
   // (batch_variant_tile) another.
   const smla_problem problem = test::dsv4_window_problem(64);
   ASSERT_TRUE(batch_variant_tile("sm_90a", problem).has_value());
-  {
-    const smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_ALLOW);
-    ContextPtr context = create_context(&options);
-    ASSERT_NE(context, nullptr);
-    size_t workspace = 0;
-    ASSERT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_OK)
-        << smla_last_error();
-  }
+  ASSERT_EQ(prepare_in_new_context(compile_only_options(cache.c_str(), SMLA_JIT_ALLOW), problem),
+            SMLA_OK)
+      << smla_last_error();
   ASSERT_EQ(cached_key_texts(cache).size(), 1u);
   smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_FORBID);
   options.batch_invariant = 0;
-  {
-    ContextPtr context = create_context(&options);
-    ASSERT_NE(context, nullptr);
-    size_t workspace = 0;
-    EXPECT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_ERR_NOT_READY);
-    EXPECT_NE(std::string(smla_last_error()).find(".wgmma"), std::string::npos)
-        << smla_last_error();
-  }
+  EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_ERR_NOT_READY);
+  EXPECT_NE(std::string(smla_last_error()).find(".wgmma"), std::string::npos) << smla_last_error();
   {
     ScopedEnv invariant("SMLA_BATCH_INVARIANT", "1");  // the environment overrides the option
-    ContextPtr context = create_context(&options);
-    ASSERT_NE(context, nullptr);
-    size_t workspace = 0;
-    EXPECT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_OK)
-        << smla_last_error();
+    EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_OK) << smla_last_error();
   }
   EXPECT_EQ(cached_key_texts(cache).size(), 1u);
   options.jit = SMLA_JIT_ALLOW;
-  ContextPtr context = create_context(&options);
-  ASSERT_NE(context, nullptr);
-  size_t workspace = 0;
-  EXPECT_EQ(smla_prepare(context.get(), &problem, 256, &workspace), SMLA_OK) << smla_last_error();
+  EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_OK) << smla_last_error();
   EXPECT_EQ(cached_key_texts(cache).size(), 2u);
 }
 
