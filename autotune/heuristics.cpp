@@ -71,9 +71,9 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
 }
 
 std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem) {
-  // NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode"): 1.7-1.9x the
-  // default tiles from 64 rows at 128 heads and from 128 rows at 64 heads, even at ~32 and ~64
-  // rows, slower below, where the default splits rows.
+  // NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode"): 1.75-1.9x the
+  // default tiles from 64 rows at 128 heads and from 96 rows at 64 heads, about even at 32 and
+  // 64 rows (kBatchVariantCtas), slower below, where the default splits rows.
   if (arch != "sm_90a" || problem.num_heads % 64 != 0) return std::nullopt;
   TileConfig tile;
   tile.heads_per_cta = 64;

@@ -55,7 +55,6 @@ class Context {
   const Logger& log() const { return log_; }
   CubinStore& store() { return *store_; }
   bool jit_allowed() const { return jit_allowed_; }
-  bool batch_invariant() const { return batch_invariant_; }
 
  private:
   struct LoadedKernel {
