@@ -8,6 +8,18 @@
 
 namespace smla::gpu_test {
 
+namespace {
+
+// The options of every test context: the defaults, for `prewarm_arch` in prewarm mode.
+smla_options context_options(const std::string& prewarm_arch) {
+  smla_options options;
+  smla_options_init(&options);
+  if (!prewarm_arch.empty()) options.arch = prewarm_arch.c_str();
+  return options;
+}
+
+}  // namespace
+
 GpuEnv& GpuEnv::get() {
   static GpuEnv* env = [] {
     auto* e = new GpuEnv();
@@ -19,9 +31,7 @@ GpuEnv& GpuEnv::get() {
       if (arch == nullptr) return e;
       e->prewarm_arch = arch;
     }
-    smla_options options;
-    smla_options_init(&options);
-    if (!e->prewarm_arch.empty()) options.arch = e->prewarm_arch.c_str();
+    const smla_options options = context_options(e->prewarm_arch);
     if (smla_context_create(&options, &e->ctx) != SMLA_OK) {
       e->ctx = nullptr;
       e->session.reset();
@@ -39,10 +49,7 @@ GpuEnv& GpuEnv::get() {
 }
 
 smla_context* create_context() {
-  smla_options options;
-  smla_options_init(&options);
-  const std::string& arch = GpuEnv::get().prewarm_arch;
-  if (!arch.empty()) options.arch = arch.c_str();
+  const smla_options options = context_options(GpuEnv::get().prewarm_arch);
   smla_context* ctx = nullptr;
   EXPECT_EQ(smla_context_create(&options, &ctx), SMLA_OK) << smla_last_error();
   return ctx;

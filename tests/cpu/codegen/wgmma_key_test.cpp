@@ -13,16 +13,8 @@
 namespace smla {
 namespace {
 
-TileConfig wgmma_tile() {
-  TileConfig tile;
-  tile.heads_per_cta = 64;
-  tile.warps = 8;
-  tile.tile_entries = 64;
-  tile.stages = 2;
-  tile.segment_tiles = 256;
-  tile.mma = MmaPath::kWgmma;
-  return tile;
-}
+// The wgmma tile as SMLA_TILE spells it (README, tools/bench-wgmma.txt).
+TileConfig wgmma_tile() { return *TileConfig::parse("hg64.w8.te64.st2.seg256.mb1.wgmma"); }
 
 void expect_refused(const KernelKey& key, const std::string& reason) {
   SCOPED_TRACE(key.text());
