@@ -202,42 +202,9 @@ void Context::unload(Prepared* prepared) {
   unload(&prepared->fast);
 }
 
-// NOTE: a cluster of more than 8 CTAs is not portable (sm_90 and sm_100 allow 16), and a
-// cluster's CTAs must fit one GPC together; the occupancy query answers both for this device,
-// and a kernel whose cluster does not fit folds in the combine kernel instead.
-bool Context::runs_clusters(const KernelKey& key, const LoadedKernel& kernel) const {
-  const int segments = key.geometry().segments;
-  if (key.tile.mma == MmaPath::kWgmma || segments < 2 ||
-      segments > DecodeScheduler::kMaxClusterSize) {
-    return false;
-  }
-  if (segments > 8 && driver_->cuFuncSetAttribute(
-                          kernel.function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
-                          1) != CUDA_SUCCESS) {
-    return false;
-  }
-  CUlaunchAttribute cluster{};
-  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  cluster.value.clusterDim.x = static_cast<unsigned>(segments);
-  cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
-  CUlaunchConfig config{};
-  config.gridDimX = static_cast<unsigned>(segments);
-  config.gridDimY = config.gridDimZ = 1;
-  config.blockDimX = static_cast<unsigned>(kernel.threads);
-  config.blockDimY = config.blockDimZ = 1;
-  config.sharedMemBytes = static_cast<unsigned>(kernel.smem_bytes);
-  config.attrs = &cluster;
-  config.numAttrs = 1;
-  int clusters = 0;
-  return driver_->cuOccupancyMaxActiveClusters(&clusters, kernel.function, &config) ==
-             CUDA_SUCCESS &&
-         clusters > 0;
-}
-
 Status Context::load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair) {
   SMLA_TRY(load_kernel(key, allow_compile, &pair->decode));
   if (key.geometry().segments < 2) return Status::ok();
-  if (driver_ != nullptr) pair->decode.clusters = runs_clusters(key, pair->decode);
   const Status status = load_kernel(KernelKey::combine_for(key), allow_compile, &pair->combine);
   if (!status) unload(pair);
   return status;
@@ -261,8 +228,8 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   }
   const std::vector<NarrowSplit>& narrow = tiles.narrow;
   const int fast_heads_per_cta = tiles.fast ? tiles.fast->heads_per_cta : 0;
-  auto prepared = std::unique_ptr<Prepared>(new Prepared{
-      DecodeScheduler(key, narrow, fast_heads_per_cta, cluster_fold_mode()), {}, {}, {}});
+  auto prepared = std::unique_ptr<Prepared>(
+      new Prepared{DecodeScheduler(key, narrow, fast_heads_per_cta), {}, {}, {}});
   prepared->narrow.resize(narrow.size());
   SMLA_TRY(load_decode_pair(key, allow_compile, &prepared->main));
   Status status;
@@ -326,15 +293,9 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
                  "workspace_bytes = {}: this call needs {} (smla_prepare returns the size)",
                  workspace_bytes, plan.workspace_bytes);
   }
-  const KernelPair& kernels = plan.fast         ? prepared.fast
-                              : plan.narrow < 0 ? prepared.main
-                                                : prepared.narrow[plan.narrow];
-  const LoadedKernel& decode = kernels.decode;
-  const LoadedKernel& combine = kernels.combine;
-  const bool cluster = plan.cluster_size > 0 && decode.clusters;
   DecodeParams params{};
   params.num_rows = args.num_rows;
-  params.split = !plan.split ? kWholeRows : cluster ? kSplitInCluster : kSplitToWorkspace;
+  params.split = plan.split ? 1 : 0;
   params.q = args.q;
   params.q_row_stride = args.q_row_stride;
   params.q_head_stride = args.q_head_stride;
@@ -358,12 +319,17 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   params.out_row_stride = args.out_row_stride;
   params.out_head_stride = args.out_head_stride;
   params.lse = problem.want_lse ? args.lse : nullptr;
-  if (plan.split && !cluster) {
+  if (plan.split) {
     params.partial_out = static_cast<float*>(workspace);
     params.partial_ml =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
   }
 
+  const KernelPair& kernels = plan.fast         ? prepared.fast
+                              : plan.narrow < 0 ? prepared.main
+                                                : prepared.narrow[plan.narrow];
+  const LoadedKernel& decode = kernels.decode;
+  const LoadedKernel& combine = kernels.combine;
   void* kernel_args[] = {&params};
   CUlaunchConfig config{};
   config.gridDimX = static_cast<unsigned>(plan.decode_blocks);
@@ -372,17 +338,9 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(decode.smem_bytes);
   config.hStream = stream;
-  CUlaunchAttribute cluster_dims{};
-  if (cluster) {
-    cluster_dims.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster_dims.value.clusterDim.x = static_cast<unsigned>(plan.cluster_size);
-    cluster_dims.value.clusterDim.y = cluster_dims.value.clusterDim.z = 1;
-    config.attrs = &cluster_dims;
-    config.numAttrs = 1;
-  }
   SMLA_TRY(driver_->check(driver_->cuLaunchKernelEx(&config, decode.function, kernel_args, nullptr),
                           "cuLaunchKernelEx(decode)"));
-  if (!plan.split || cluster) return Status::ok();
+  if (!plan.split) return Status::ok();
   // NOTE: programmatic dependent launch: the combine grid is launched while the decode grid
   // still runs (hiding its launch latency, ~2-3 us of a 1-row call) and waits inside the
   // kernel (griddepcontrol.wait) until the decode grid has finished and its writes are visible.

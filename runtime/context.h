@@ -62,7 +62,6 @@ class Context {
     CUfunction function = nullptr;
     int threads = 0;
     int smem_bytes = 0;
-    bool clusters = false;  // a decode kernel whose split calls run as clusters here
   };
   struct KernelPair {
     LoadedKernel decode;
@@ -81,7 +80,6 @@ class Context {
   Status load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel);
   // The decode kernel of `key` and, when it splits, its combine kernel.
   Status load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair);
-  bool runs_clusters(const KernelKey& key, const LoadedKernel& kernel) const;
   void unload(KernelPair* pair);
   void unload(Prepared* prepared);
   Status launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,

@@ -8,13 +8,11 @@
 namespace smla {
 
 DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
-                                 const std::vector<NarrowSplit>& narrow, int fast_heads_per_cta,
-                                 bool cluster_fold)
+                                 const std::vector<NarrowSplit>& narrow, int fast_heads_per_cta)
     : geometry_(decode_key.geometry()),
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
-      head_groups_(ceil_div(decode_key.heads, heads_per_cta_)),
-      cluster_fold_(cluster_fold && geometry_.segments <= kMaxClusterSize) {
+      head_groups_(ceil_div(decode_key.heads, heads_per_cta_)) {
   max_split_rows_ = max_split_rows_for(heads_per_cta_, head_groups_);
   if (fast_heads_per_cta > 0) {
     fast_head_groups_ = ceil_div(heads_, fast_heads_per_cta);
@@ -43,8 +41,7 @@ DecodeLaunch DecodeScheduler::split_launch(int num_rows, int heads_per_cta, int 
   launch.split = true;
   const int64_t items = static_cast<int64_t>(num_rows) * geometry_.segments * head_groups;
   launch.decode_blocks = items;
-  launch.cluster_size = cluster_fold_ ? geometry_.segments : 0;
-  launch.combine_blocks = cluster_fold_ ? 0 : static_cast<int64_t>(num_rows) * heads_;
+  launch.combine_blocks = static_cast<int64_t>(num_rows) * heads_;
   launch.partial_ml_offset = static_cast<size_t>(items) * heads_per_cta * kHeadDim * sizeof(float);
   launch.workspace_bytes = static_cast<size_t>(items) *
                            static_cast<size_t>(partial_item_floats(heads_per_cta)) * sizeof(float);
@@ -102,11 +99,6 @@ Status decode_tiles(const std::string& arch, const smla_problem& problem, bool b
   tiles->narrow.clear();
   tiles->fast.reset();
   return Status::ok();
-}
-
-bool cluster_fold_mode() {
-  const char* mode = std::getenv("SMLA_CLUSTER_FOLD");
-  return mode == nullptr || std::strcmp(mode, "0") != 0;
 }
 
 bool batch_invariant_mode(int option) {

@@ -21,13 +21,9 @@ struct DecodeLaunch {
   bool split = false;
   bool fast = false;  // the batch-variant fast path's kernel runs (whole rows)
   int narrow = -1;    // the narrow split that runs (an index into the scheduler's), or -1
-  // Split calls: the CTAs of a (row, head group)'s segments form a cluster of this size that
-  // folds their partials itself (no combine kernel, the workspace unused); 0: the combine
-  // kernel folds them from the workspace.
-  int cluster_size = 0;
   int64_t decode_blocks = 0;
-  int64_t combine_blocks = 0;    // 0 when not split, or when a cluster folds
-  size_t workspace_bytes = 0;    // what this call needs (in cluster mode: if it must fall back)
+  int64_t combine_blocks = 0;    // 0 when not split
+  size_t workspace_bytes = 0;    // what this call needs
   size_t partial_ml_offset = 0;  // byte offset of the (max, sum) pairs inside the workspace
 };
 
@@ -38,13 +34,8 @@ class DecodeScheduler {
   // limits below), else `decode_key`'s kernel.
   // `fast_heads_per_cta` (0: none): the batch-variant fast path's CTA width; calls whose grid
   // of whole rows fills kBatchVariantCtas CTAs of it run it.
-  // `cluster_fold`: split calls fold their partials in clusters (cluster_fold_mode()).
   explicit DecodeScheduler(const KernelKey& decode_key, const std::vector<NarrowSplit>& narrow = {},
-                           int fast_heads_per_cta = 0, bool cluster_fold = false);
-
-  // The largest cluster a split call uses (16 CTAs: the non-portable limit of sm_90 and
-  // sm_100); rows of more segments fold in the combine kernel.
-  static constexpr int kMaxClusterSize = 16;
+                           int fast_heads_per_cta = 0);
 
   // NOTE: rows split into their segments while rows * head_groups <= kSplitCtaLimit, i.e. while
   // whole-row CTAs would leave much of a 132-148 SM GPU idle (at 64 rows of 16 heads, splitting
@@ -71,7 +62,6 @@ class DecodeScheduler {
   int heads_per_cta_ = 0;
   int head_groups_ = 0;
   int64_t max_split_rows_ = 0;
-  bool cluster_fold_ = false;
   int fast_head_groups_ = 0;
   int64_t fast_min_rows_ = 0;  // calls of at least this many rows run the fast path (0: none)
   struct Narrow {
@@ -94,10 +84,6 @@ struct DecodeTiles {
 };
 Status decode_tiles(const std::string& arch, const smla_problem& problem, bool batch_invariant,
                     DecodeTiles* tiles);
-
-// Whether split calls fold their partials in clusters (the default) or in the combine kernel:
-// SMLA_CLUSTER_FOLD=0 selects the combine kernel, a knob for measuring and testing both.
-bool cluster_fold_mode();
 
 // The mode a context runs in: options.batch_invariant, unless SMLA_BATCH_INVARIANT is set ("0":
 // batch-variant, anything else: invariant).

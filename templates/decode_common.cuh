@@ -6,7 +6,6 @@
 
 #include "decode_geometry.cuh"
 #include "decode_params.cuh"
-#include "partial_fold.cuh"
 #include "segment_fold.cuh"
 #include "smla_device.cuh"
 
@@ -405,9 +404,7 @@ SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
 constexpr float kLazyMargin = 15.0f;
 
 // The work of one CTA: head group fastest, so the CTAs that read the same entries run side by
-// side; in split mode one segment of the row. In cluster mode the segments of a (row, head
-// group) are consecutive (segment fastest), since a cluster is consecutive CTAs: the cluster's
-// CTA of rank r runs segment r.
+// side; in split mode one segment of the row.
 struct WorkItem {
   i64 item;
   int row, head_group, begin, end, length0, length1;
@@ -416,74 +413,15 @@ struct WorkItem {
 SMLA_DEVICE WorkItem work_item(const DecodeParams& p) {
   WorkItem w;
   w.item = blockIdx.x;
-  int segment;
-  if (p.split == kSplitInCluster) {
-    segment = (int)(w.item % kGeo.segments);
-    const i64 rest = w.item / kGeo.segments;
-    w.head_group = (int)(rest % kHeadGroups);
-    w.row = (int)(rest / kHeadGroups);
-  } else {
-    w.head_group = (int)(w.item % kHeadGroups);
-    const i64 rest = w.item / kHeadGroups;
-    segment = p.split ? (int)(rest % kGeo.segments) : 0;
-    w.row = p.split ? (int)(rest / kGeo.segments) : (int)rest;
-  }
+  w.head_group = (int)(w.item % kHeadGroups);
+  const i64 rest = w.item / kHeadGroups;
+  const int segment = p.split ? (int)(rest % kGeo.segments) : 0;
+  w.row = p.split ? (int)(rest / kGeo.segments) : (int)rest;
   w.begin = p.split ? segment * kSegmentTiles : 0;
   w.end = p.split ? min(w.begin + kSegmentTiles, kGeo.tiles) : kGeo.tiles;
   w.length0 = clamp_length(p.sources[0].lengths, w.row, kWidth0);
   w.length1 = kNumSources > 1 ? clamp_length(p.sources[1].lengths, w.row, kWidth1) : 0;
   return w;
-}
-
-// ---- the end of a split CTA
-// ----------------------------------------------------------------------
-
-// Where a split CTA leaves its segment's partial: the values ([heads_per_cta][512] fp32) and per
-// head the (max, sum). The workspace, at the CTA's item; in cluster mode the start of its own
-// shared memory, where the ring was.
-struct PartialSlots {
-  float* values;
-  float* ml;
-};
-constexpr int kClusterMlOffset = kHeadsPerCta * kHeadDim * 4;
-static_assert(kWgmma || kClusterMlOffset + kHeadsPerCta * 8 <= kGeo.smem_bytes,
-              "a split CTA's partial fits its shared memory");
-
-// In cluster mode this waits until every warp is done with the ring, whose memory it reuses.
-SMLA_DEVICE PartialSlots partial_slots(const DecodeParams& p, const WorkItem& w,
-                                       unsigned char* smem) {
-  if (p.split != kSplitInCluster) {
-    return {p.partial_out + w.item * kHeadsPerCta * kHeadDim,
-            p.partial_ml + w.item * kHeadsPerCta * 2};
-  }
-  cp_async_wait<0>();
-  __syncthreads();
-  return {(float*)smem, (float*)(smem + kClusterMlOffset)};
-}
-
-// NOTE (cluster mode): once every CTA of the cluster has its partial in shared memory, each
-// folds a share of the (head, 4 dims) units of the cluster's row and head group, reading the
-// partials of all segments through distributed shared memory (partial_fold.cuh, the combine
-// kernel's operations). This saves the combine kernel's launch and the partials' round trip
-// through L2, the tail of a call of few rows.
-SMLA_DEVICE void fold_cluster_partials(const DecodeParams& p, int row, int head_group,
-                                       u32 smem_base) {
-  cluster_sync();
-  constexpr int kUnits = kHeadsPerCta * kHeadDim / 4;
-  for (int u = cluster_rank() * kThreads + (int)threadIdx.x; u < kUnits;
-       u += kGeo.segments * kThreads) {
-    const int local = u / (kHeadDim / 4);
-    const int d = 4 * (u % (kHeadDim / 4));
-    const int head = head_group * kHeadsPerCta + local;
-    if (head >= kNumHeads) continue;
-    fold_partials<kGeo.segments, kNumHeads, kHasSink, kWantLse>(
-        p, row, head, d, [&](int from, float2& ml, float4& v) {
-          const u32 peer = cluster_address(smem_base, from);
-          ml = load_cluster_f2(peer + kClusterMlOffset + local * 8);
-          v = load_cluster_f4(peer + (local * kHeadDim + d) * 4);
-        });
-  }
-  cluster_sync();  // no CTA leaves while the others read its shared memory
 }
 
 }  // namespace decode

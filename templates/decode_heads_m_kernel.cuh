@@ -604,38 +604,35 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   }
 
   if (p.split) {
-    const PartialSlots slots = partial_slots(p, w, smem);
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if (t.warp == 0 && t.c == 0) {
-          slots.ml[t.head(mt, h) * 2] = total_max[mt][h];
-          slots.ml[t.head(mt, h) * 2 + 1] = total_sum[mt][h];
+          float* ml = p.partial_ml + (w.item * kHeadsPerCta + t.head(mt, h)) * 2;
+          ml[0] = total_max[mt][h];
+          ml[1] = total_sum[mt][h];
         }
       }
     // A segment with no nonempty tile leaves its values unwritten: its max is -inf, and the
-    // fold never uses them.
-    if (walk.count > 0) {
+    // combine kernel never uses them.
+    if (walk.count == 0) return;
+    float* out = p.partial_out + w.item * kHeadsPerCta * kHeadDim;
 #pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
+    for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          float* row = slots.values + t.head(mt, h) * kHeadDim;
-          for_each_output(
-              t, mt, h, [&](int nt, int e) { return acc.o[mt][nt][e]; },
-              [&](int d, const float(&v)[4], int count) {
-                if (count == 4) {
-                  *(float4*)(row + d) = make_float4(v[0], v[1], v[2], v[3]);
-                } else {
-                  *(float2*)(row + d) = make_float2(v[0], v[1]);
-                }
-              });
-        }
-    }
-    if (p.split == kSplitInCluster) {
-      fold_cluster_partials(p, w.row, w.head_group, smem_u32(smem));
-    }
+      for (int h = 0; h < 2; ++h) {
+        float* row = out + t.head(mt, h) * kHeadDim;
+        for_each_output(
+            t, mt, h, [&](int nt, int e) { return acc.o[mt][nt][e]; },
+            [&](int d, const float(&v)[4], int count) {
+              if (count == 4) {
+                *(float4*)(row + d) = make_float4(v[0], v[1], v[2], v[3]);
+              } else {
+                *(float2*)(row + d) = make_float2(v[0], v[1]);
+              }
+            });
+      }
     return;
   }
 #pragma unroll

@@ -643,6 +643,7 @@ constexpr bool kFreshTilesExact = kHeadsPerCta == 32;
 SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkItem& w) {
   const int length0 = w.length0, length1 = w.length1, row = w.row, head_group = w.head_group;
   const int begin = w.begin, end = w.end;
+  const i64 item = w.item;
   const Lanes t = make_lanes();
   float* maxima = (float*)(smem + kGeo.reduce_offset);
   float* sums = maxima + kHeadsPerCta * kOwn.slots_per_head;
@@ -826,34 +827,31 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   }
 
   if (p.split) {
-    const PartialSlots slots = partial_slots(p, w, smem);
     if (t.warp == 0 && t.g == 0) {
 #pragma unroll
       for (int k = 0; k < kCombos; ++k) {
-        slots.ml[t.head(k) * 2] = total_max[k];
-        slots.ml[t.head(k) * 2 + 1] = total_sum[k];
+        float* ml = p.partial_ml + (item * kHeadsPerCta + t.head(k)) * 2;
+        ml[0] = total_max[k];
+        ml[1] = total_sum[k];
       }
     }
     // A segment with no nonempty tile leaves its values unwritten: its max is -inf, and the
-    // fold never uses them.
-    if (walk.count > 0) {
+    // combine kernel never reads them.
+    if (walk.count == 0) return;
+    float* out = p.partial_out + item * kHeadsPerCta * kHeadDim;
 #pragma unroll
-      for (int mt = 0; mt < kPvMTiles; ++mt)
+    for (int mt = 0; mt < kPvMTiles; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < kNTiles; ++nt)
+      for (int nt = 0; nt < kNTiles; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            float* at = slots.values + t.head(2 * nt + (e & 1)) * kHeadDim + t.pv_dim(mt, e >> 1);
-            if (!t.pairs_dims(mt)) {
-              *at = acc.o[mt][nt][e];
-            } else if (mt % 2 == 0) {
-              *(float2*)at = make_float2(acc.o[mt][nt][e], acc.o[mt + 1][nt][e]);
-            }
+        for (int e = 0; e < 4; ++e) {
+          float* at = out + t.head(2 * nt + (e & 1)) * kHeadDim + t.pv_dim(mt, e >> 1);
+          if (!t.pairs_dims(mt)) {
+            *at = acc.o[mt][nt][e];
+          } else if (mt % 2 == 0) {
+            *(float2*)at = make_float2(acc.o[mt][nt][e], acc.o[mt + 1][nt][e]);
           }
-    }
-    if (p.split == kSplitInCluster) {
-      fold_cluster_partials(p, w.row, w.head_group, smem_u32(smem));
-    }
+        }
     return;
   }
 #pragma unroll

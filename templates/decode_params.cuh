@@ -4,13 +4,6 @@
 
 namespace smla {
 
-// DecodeParams::split: how a call's rows map to CTAs.
-constexpr int kWholeRows = 0;         // one CTA per (row, head group)
-constexpr int kSplitToWorkspace = 1;  // one CTA per (row, segment, head group), partials to the
-                                      // workspace, folded by the combine kernel
-constexpr int kSplitInCluster = 2;    // the same CTAs, a (row, head group)'s segments one cluster
-                                      // that folds its partials through shared memory
-
 struct SourceParams {
   const unsigned char* cache;
   long long page_stride_bytes;
@@ -22,7 +15,7 @@ struct SourceParams {
 
 struct DecodeParams {
   int num_rows;
-  int split;                    // kWholeRows, kSplitToWorkspace or kSplitInCluster
+  int split;                    // 1: one CTA per (row, segment, head group), partials out
   const void* q;
   long long q_row_stride;       // elements
   long long q_head_stride;
@@ -34,9 +27,8 @@ struct DecodeParams {
   long long out_row_stride;     // elements
   long long out_head_stride;
   float* lse;                   // [num_rows][num_heads] or null
-  float* partial_out;           // kSplitToWorkspace: [item][heads_per_cta][512] fp32
-  float* partial_ml;            // kSplitToWorkspace: [item][heads_per_cta][2] (max in log2
-                                // units, sum)
+  float* partial_out;           // split: [item][heads_per_cta][512] fp32
+  float* partial_ml;            // split: [item][heads_per_cta][2] (max in log2 units, sum)
 };
 
 }  // namespace smla

@@ -73,40 +73,6 @@ SMLA_DEVICE void launch_dependents() {
 }
 SMLA_DEVICE void wait_for_prerequisites() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
-// ---- thread block clusters (sm_90+) ------------------------------------------------------------
-
-// Every thread of every CTA of the cluster waits here; shared-memory writes before it are visible
-// to the cluster's other CTAs after it.
-SMLA_DEVICE void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;" ::
-                   : "memory");
-}
-// This CTA's rank in its cluster.
-SMLA_DEVICE int cluster_rank() {
-  u32 rank;
-  asm("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  return (int)rank;
-}
-// The address in the cluster's shared window of `address` (this CTA's shared memory) in the
-// shared memory of the cluster's CTA `rank`.
-SMLA_DEVICE u32 cluster_address(u32 address, int rank) {
-  u32 mapped;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(address), "r"(rank));
-  return mapped;
-}
-SMLA_DEVICE float2 load_cluster_f2(u32 address) {
-  float2 v;
-  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(address));
-  return v;
-}
-SMLA_DEVICE float4 load_cluster_f4(u32 address) {
-  float4 v;
-  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
-               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-               : "r"(address));
-  return v;
-}
-
 // ---- tensor-core fragments ------------------------------------------------------------------
 
 SMLA_DEVICE void ldmatrix_x2(u32 address, u32& r0, u32& r1) {

@@ -182,13 +182,13 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
   SMLA_TRY(session->allocate(workspace_bytes, &workspace));
 
   // The scheduler smla_prepare built (the context's mode: its options are the defaults, so the
-  // environment decides), for the rows' cluster, split, whole or fast label.
+  // environment decides), for the rows' split, whole or fast label.
   std::string arch;
   SMLA_TRY(session->arch(&arch));
   DecodeTiles tiles;
   SMLA_TRY(decode_tiles(arch, problem, batch_invariant_mode(1), &tiles));
   const DecodeScheduler scheduler(KernelKey::decode(arch, problem, tiles.tile), tiles.narrow,
-                                  tiles.fast ? tiles.fast->heads_per_cta : 0, cluster_fold_mode());
+                                  tiles.fast ? tiles.fast->heads_per_cta : 0);
   BenchPools pools;
   SMLA_TRY(make_pools(*session, problem, options.pool_gb * 1e9, &pools));
   for (int rows : options.rows) {
@@ -246,10 +246,7 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
         (row.kv_bytes / gather_ceiling_bytes_per_s(problem.kv_layout)) / (row.median_us * 1e-6);
     row.mma_fraction = row.tflops * 1e12 / kMmaBf16Flops;
     const DecodeLaunch launch = scheduler.plan(rows);
-    row.mode = launch.fast               ? "fast"
-               : launch.cluster_size > 0 ? "cluster"
-               : launch.split            ? "split"
-                                         : "whole";
+    row.mode = launch.fast ? "fast" : launch.split ? "split" : "whole";
     results->push_back(row);
   }
   return d.check(d.cuStreamDestroy(stream), "cuStreamDestroy");

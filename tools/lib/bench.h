@@ -32,8 +32,7 @@ struct BenchRow {
   double tflops = 0;
   double gather_fraction = 0;
   double mma_fraction = 0;
-  std::string mode;  // "cluster" (segments folded in clusters), "split" (segments + combine),
-                     // "whole" (a CTA per row) or "fast"
+  std::string mode;  // "split" (segments + combine), "whole" (a CTA per row) or "fast"
                      // (the batch-variant fast path: smla_options.batch_invariant)
 };
 
