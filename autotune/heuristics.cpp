@@ -70,6 +70,19 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
   return narrow;
 }
 
+std::optional<NarrowSplit> few_row_split(const smla_problem& problem) {
+  smla_problem narrow = problem;
+  narrow.num_heads = 8;  // the entries-on-M kernel's tile at every head count
+  NarrowSplit split{default_tile_config(narrow), 0};
+  split.tile.segment_tiles = 1;
+  const KernelKey key = KernelKey::decode("", problem, split.tile);
+  const int tiles = key.geometry().tiles;
+  if (tiles < 2 || tiles > kFewRowTiles || !key.unsupported_tile().empty()) return std::nullopt;
+  split.max_rows = kFewRowCtas / (tiles * ceil_div(problem.num_heads, 8));
+  if (split.max_rows < 1) return std::nullopt;
+  return split;
+}
+
 std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem) {
   // NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode"): 1.75-1.9x the
   // default tiles from 64 rows at 128 heads and from 96 rows at 64 heads, about even at 32 and
@@ -96,6 +109,9 @@ std::vector<KernelKey> default_problem_kernels(const std::string& arch,
   std::vector<KernelKey> keys = {KernelKey::decode(arch, problem, tile)};
   for (const NarrowSplit& narrow : narrow_splits(problem, tile)) {
     keys.push_back(KernelKey::decode(arch, problem, narrow.tile));
+  }
+  if (const std::optional<NarrowSplit> few = few_row_split(problem)) {
+    keys.push_back(KernelKey::decode(arch, problem, few->tile));
   }
   if (const std::optional<TileConfig> fast = batch_variant_tile(arch, problem)) {
     keys.push_back(KernelKey::decode(arch, problem, *fast));

@@ -29,6 +29,20 @@ struct NarrowSplit {
 constexpr int kNarrowSplitCtas = 128;
 std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileConfig& tile);
 
+// Batch-variant mode's few-row split (smla_options.batch_invariant = 0): calls whose rows fit
+// kFewRowCtas CTAs split every row into one-tile segments over 8-head CTAs of the entries-on-M
+// kernel, folded by the combine kernel: each CTA's chain is one tile, the least latency a call
+// of few rows can have. Its segments are not the default tile's, so a row's bits differ from
+// those of larger calls. Rows of more than kFewRowTiles tiles (HCA) do not take it.
+// NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: few rows"): faster than
+// the default narrow splits wherever its grid fits one wave of two CTAs per SM (264 CTAs on 132
+// SMs), slower past it: 16 heads, 128 + 1024 (72 CTAs a row), rows 1 / 3 / 4: 7.82 / 9.01 /
+// 12.50 us against 10.00 / 10.31 / 10.41; 64 heads, 128 + 512 (160 a row), rows 1 / 2: 7.50 /
+// 11.92 against 11.14 / 11.81.
+std::optional<NarrowSplit> few_row_split(const smla_problem& problem);
+constexpr int kFewRowCtas = 264;
+constexpr int kFewRowTiles = 40;
+
 // The batch-variant fast path (smla_options.batch_invariant = 0): the tile that calls of many
 // rows may run instead of the default on `arch`, if any: the wgmma kernel (64 heads per CTA,
 // whole rows) for problems of a multiple of 64 heads on an fp8 layout, on sm_90a. A call runs
@@ -39,8 +53,8 @@ std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla
 constexpr int kBatchVariantCtas = 64;
 
 // The kernels smla_prepare loads for `problem` on `arch` without a forced tile: the default
-// tile's decode kernel, the narrow splits', the batch-variant fast path's (so a prewarmed cache
-// serves both modes), and the combine kernel of each that has segments.
+// tile's decode kernel, the narrow splits', batch-variant mode's few-row split and fast path
+// (so a prewarmed cache serves both modes), and the combine kernel of each that has segments.
 std::vector<KernelKey> default_problem_kernels(const std::string& arch,
                                                const smla_problem& problem);
 

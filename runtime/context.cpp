@@ -168,7 +168,7 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   SMLA_TRY(builder_->build(key, allow_compile, &built));
   if (driver_ == nullptr) return Status::ok();
   const bool decode = key.family == KernelFamily::kDecode;
-  kernel->threads = decode ? key.geometry().threads : 128;
+  kernel->threads = decode ? key.geometry().threads : combine_shape(key.tile.segment_tiles).threads;
   kernel->smem_bytes = decode ? key.geometry().smem_bytes : 0;
   ScopedCurrentContext current(*driver_, cu_context_);
   SMLA_TRY(driver_->check(driver_->cuModuleLoadData(&kernel->module, built.cubin.data()),

@@ -13,33 +13,40 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
       head_groups_(ceil_div(decode_key.heads, heads_per_cta_)) {
-  max_split_rows_ = max_split_rows_for(heads_per_cta_, head_groups_);
+  max_split_rows_ = max_split_rows_for(heads_per_cta_, head_groups_, geometry_.segments);
   if (fast_heads_per_cta > 0) {
     fast_head_groups_ = ceil_div(heads_, fast_heads_per_cta);
     fast_min_rows_ = ceil_div(kBatchVariantCtas, fast_head_groups_);
   }
-  // A narrow split has the same segments: only its heads per CTA differ.
+  // A narrow split differs in its heads per CTA, and (batch-variant mode's few-row split) in
+  // its segments.
   for (const NarrowSplit& split : narrow) {
+    KernelKey narrow_key = decode_key;
+    narrow_key.tile = split.tile;
+    const int segments = narrow_key.geometry().segments;
     const int heads_per_cta = split.tile.heads_per_cta;
     const int head_groups = ceil_div(heads_, heads_per_cta);
     narrow_.push_back(
-        {heads_per_cta, head_groups,
-         std::min<int64_t>(split.max_rows, max_split_rows_for(heads_per_cta, head_groups))});
+        {heads_per_cta, head_groups, segments,
+         std::min<int64_t>(split.max_rows,
+                           max_split_rows_for(heads_per_cta, head_groups, segments))});
   }
 }
 
-int64_t DecodeScheduler::max_split_rows_for(int heads_per_cta, int head_groups) const {
-  if (geometry_.segments < 2) return 0;
-  const int64_t row_bytes = static_cast<int64_t>(geometry_.segments) * head_groups *
+int64_t DecodeScheduler::max_split_rows_for(int heads_per_cta, int head_groups,
+                                            int segments) const {
+  if (segments < 2) return 0;
+  const int64_t row_bytes = static_cast<int64_t>(segments) * head_groups *
                             partial_item_floats(heads_per_cta) *
                             static_cast<int64_t>(sizeof(float));
   return std::min(kSplitCtaLimit / head_groups, kWorkspaceLimit / row_bytes);
 }
 
-DecodeLaunch DecodeScheduler::split_launch(int num_rows, int heads_per_cta, int head_groups) const {
+DecodeLaunch DecodeScheduler::split_launch(int num_rows, int heads_per_cta, int head_groups,
+                                           int segments) const {
   DecodeLaunch launch;
   launch.split = true;
-  const int64_t items = static_cast<int64_t>(num_rows) * geometry_.segments * head_groups;
+  const int64_t items = static_cast<int64_t>(num_rows) * segments * head_groups;
   launch.decode_blocks = items;
   launch.combine_blocks = static_cast<int64_t>(num_rows) * heads_;
   launch.partial_ml_offset = static_cast<size_t>(items) * heads_per_cta * kHeadDim * sizeof(float);
@@ -57,11 +64,14 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
   }
   for (size_t i = 0; i < narrow_.size(); ++i) {
     if (num_rows > narrow_[i].max_rows) continue;
-    DecodeLaunch launch = split_launch(num_rows, narrow_[i].heads_per_cta, narrow_[i].head_groups);
+    DecodeLaunch launch = split_launch(num_rows, narrow_[i].heads_per_cta, narrow_[i].head_groups,
+                                       narrow_[i].segments);
     launch.narrow = static_cast<int>(i);
     return launch;
   }
-  if (num_rows <= max_split_rows_) return split_launch(num_rows, heads_per_cta_, head_groups_);
+  if (num_rows <= max_split_rows_) {
+    return split_launch(num_rows, heads_per_cta_, head_groups_, geometry_.segments);
+  }
   DecodeLaunch launch;
   launch.decode_blocks = static_cast<int64_t>(num_rows) * head_groups_;
   return launch;
@@ -89,6 +99,11 @@ Status decode_tiles(const std::string& arch, const smla_problem& problem, bool b
     tiles->tile = default_tile_config(problem);
     tiles->narrow = narrow_splits(problem, tiles->tile);
     tiles->fast = batch_invariant ? std::nullopt : batch_variant_tile(arch, problem);
+    if (!batch_invariant) {
+      if (const std::optional<NarrowSplit> few = few_row_split(problem)) {
+        tiles->narrow.insert(tiles->narrow.begin(), *few);
+      }
+    }
     return Status::ok();
   }
   const std::optional<TileConfig> parsed = TileConfig::parse(forced);

@@ -29,9 +29,10 @@ struct DecodeLaunch {
 
 class DecodeScheduler {
  public:
-  // `narrow`: the problem's narrow splits (autotune/heuristics.h), narrowest first; a split
-  // call runs the first whose max_rows it does not exceed (as far as its partials fit the
-  // limits below), else `decode_key`'s kernel.
+  // `narrow`: the problem's narrow splits (autotune/heuristics.h), narrowest first (in
+  // batch-variant mode the few-row split before them); a split call runs the first whose
+  // max_rows it does not exceed (as far as its partials fit the limits below), else
+  // `decode_key`'s kernel.
   // `fast_heads_per_cta` (0: none): the batch-variant fast path's CTA width; calls whose grid
   // of whole rows fills kBatchVariantCtas CTAs of it run it.
   explicit DecodeScheduler(const KernelKey& decode_key, const std::vector<NarrowSplit>& narrow = {},
@@ -54,8 +55,8 @@ class DecodeScheduler {
   const DecodeGeometry& geometry() const { return geometry_; }
 
  private:
-  DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups) const;
-  int64_t max_split_rows_for(int heads_per_cta, int head_groups) const;
+  DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups, int segments) const;
+  int64_t max_split_rows_for(int heads_per_cta, int head_groups, int segments) const;
 
   DecodeGeometry geometry_;
   int heads_ = 0;
@@ -67,14 +68,16 @@ class DecodeScheduler {
   struct Narrow {
     int heads_per_cta;
     int head_groups;
+    int segments;
     int64_t max_rows;  // calls of at most this many rows split over it
   };
   std::vector<Narrow> narrow_;
 };
 
 // The tile smla_prepare runs a problem on for `arch`, its narrow splits and (without
-// `batch_invariant`) its batch-variant fast path: the default tile with those, or the tile
-// SMLA_TILE forces, which then runs every call. SMLA_TILE is a knob for measuring candidates
+// `batch_invariant`) its batch-variant few-row split and fast path: the default tile with those, or
+// the tile SMLA_TILE forces, which then runs every call. SMLA_TILE is a knob for measuring
+// candidates
 // (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.mma_sync smla bench ...`), not for serving; a text that
 // is no tile configuration is SMLA_ERR_INVALID_ARGUMENT.
 struct DecodeTiles {

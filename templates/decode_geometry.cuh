@@ -190,6 +190,20 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   return g;
 }
 
+// The combine kernel's CTA (one per row and head): each thread folds `dims` dims over all
+// segments, loading a batch of `batch` segments' partials at once (one round trip to L2 each).
+// NOTE: rows of up to 16 segments (every batch-invariant default) take 4 dims a thread and one
+// batch; more segments take 2 dims a thread, so that up to 40 segments' loads fit the
+// registers of one batch. The dims a thread takes do not change the fold's order, so a row's
+// bits do not depend on it.
+struct CombineShape {
+  int dims, threads, batch;
+};
+SMLA_HOST_DEVICE constexpr CombineShape combine_shape(int segments) {
+  const int dims = segments <= 16 ? 4 : 2;
+  return {dims, kHeadDim / dims, segments < 40 ? segments : 40};
+}
+
 // Workspace floats of one split item (one row, segment and head group): values, then (max, sum).
 SMLA_HOST_DEVICE constexpr long long partial_item_floats(int heads_per_cta) {
   return (long long)heads_per_cta * (kHeadDim + 2);

@@ -1,8 +1,9 @@
 // Batch-variant mode (smla_options.batch_invariant = 0, here through SMLA_BATCH_INVARIANT=0):
 // calls of many rows of a 64- or 128-head fp8 problem run the wgmma kernel on sm_90a, fewer rows
-// the default tiles. Both sides of the switch against the CPU reference on random inputs, with
-// invalid indices, random lengths including 0, NaN in unselected slots and poisoned outputs; on
-// other architectures the mode changes nothing and the same checks hold.
+// the default tiles; calls of few rows the few-row split (one-tile segments, so up to 36
+// segments for the combine kernel to fold). Both sides of the switch against the CPU reference on
+// random inputs, with invalid indices, random lengths including 0, NaN in unselected slots and
+// poisoned outputs; on other architectures the mode changes nothing and the same checks hold.
 #include "gpu_env.h"
 #include "support/scoped_env.h"
 
@@ -45,6 +46,35 @@ TEST_F(DecodeBatchVariant, BothSidesOfTheSwitchAt64Heads) {
   const smla_problem mtp =
       make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {2, 1024}});
   check(mtp, 140, 3102, "batch-variant, q_len 2, HCA pages of 2 (fast path)");
+}
+
+// The few-row split: 16 heads of 128 + 1024 entries from 1 to 3 rows (72 CTAs a row), then the
+// narrow split; other layouts, q_len 2 and a partial head group.
+TEST_F(DecodeBatchVariant, FewRowSplit) {
+  const smla_problem pro =
+      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+  check(pro, 1, 3200, "batch-variant, 1 row (few-row split)");
+  check(pro, 3, 3201, "batch-variant, 3 rows (few-row split)");
+  check(pro, 4, 3202, "batch-variant, 4 rows (narrow split)");
+  check(make_problem(8, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 2, {{256, 128}, {64, 512}}), 6, 3203,
+        "batch-variant, uniform, fp8 q, q_len 2 (few-row split)");
+  check(make_problem(16, SMLA_KV_BF16, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 2, 3204,
+        "batch-variant, bf16 layout (few-row split)");
+  check(make_problem(12, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{61, 128}, {1, 512}}), 5, 3205,
+        "batch-variant, 12 heads, pages of 61 and 1 (few-row split)");
+}
+
+// More segments than the combine kernel loads at once (combine_shape: batches of 40): 68
+// one-tile segments, forced.
+TEST(CombineKernel, FoldsManySegmentsInBatches) {
+  SMLA_REQUIRE_GPU();
+  test::ScopedEnv tile("SMLA_TILE", "hg8.w8.te32.st2.seg1.mb2.mma_sync");
+  smla_context* ctx = create_context();
+  ASSERT_NE(ctx, nullptr);
+  const smla_problem p =
+      make_problem(8, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 2048}});
+  check_case(spec_for(p, 3, 3300), "68 one-tile segments, 3 rows", {}, ctx);
+  smla_context_destroy(ctx);
 }
 
 }  // namespace

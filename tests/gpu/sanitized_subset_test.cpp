@@ -1,7 +1,9 @@
 // A representative subset small enough for compute-sanitizer (memcheck, racecheck): every
-// layout, both q dtypes, split and whole-row mode, both decode kernels, odd pages. Caches sit in allocations of
-// exactly their size, so a read past a cache is an out-of-bounds access memcheck reports.
+// layout, both q dtypes, split and whole-row mode, both decode kernels, odd pages. Caches sit in
+// allocations of exactly their size, so a read past a cache is an out-of-bounds access memcheck
+// reports.
 #include "gpu_env.h"
+#include "support/scoped_env.h"
 
 namespace smla::gpu_test {
 namespace {
@@ -31,6 +33,24 @@ TEST(Sanitized, RepresentativeSubset) {
     spec.seed = ++seed;
     check_case(spec, "sanitized", exact);
   }
+}
+
+// Batch-variant mode's few-row split: 20 one-tile segments a row, so the combine kernel's
+// two-dims-a-thread shape.
+TEST(Sanitized, BatchVariantFewRowSplit) {
+  SMLA_REQUIRE_GPU();
+  smla_context* ctx = nullptr;
+  {
+    test::ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
+    ctx = create_context();
+  }
+  ASSERT_NE(ctx, nullptr);
+  tools::DeviceCaseOptions exact;
+  exact.guard_bytes = 0;
+  const smla_problem p =
+      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}});
+  check_case(spec_for(p, 2, 1100), "sanitized, few-row split", exact, ctx);
+  smla_context_destroy(ctx);
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // A cache file prewarmed by a context that may compile serves a context that may not: the
 // JIT-forbidden context prepares from the file alone (it could not compile), gets the same
 // workspace, and adds nothing to the cache; a problem the file lacks stays NOT_READY, and so
-// does one whose narrow-split kernels the file lacks, or (in batch-variant mode) whose fast
-// path kernel it lacks.
+// does one whose narrow-split kernels the file lacks, or (in batch-variant mode) whose few-row
+// split or fast path kernel it lacks.
 #include <set>
 #include <string>
 
 #include "context_fixture.h"
+#include "runtime/decode_scheduler.h"
 
 namespace smla::context_test {
 namespace {
@@ -25,11 +26,17 @@ TEST_F(ContextPrewarmedCache, ServesAJitForbiddenContext) {
   TempDir dir;
   const std::string cache = dir.file("cache.sqlite");
   const smla_problem problem = split_problem();
-  // The decode and combine kernels of the default tile and of the narrow split.
+  // The decode and combine kernels of the default tile and of the narrow split: what a
+  // batch-invariant prepare loads (default_problem_kernels also has batch-variant mode's).
+  DecodeTiles tiles;
+  ASSERT_TRUE(decode_tiles("sm_90a", problem, true, &tiles));
+  ASSERT_EQ(tiles.narrow.size(), 1u);  // 16 heads: the 8-head narrow split
   std::set<std::string> expected;
-  for (const KernelKey& key : default_problem_kernels("sm_90a", problem))
+  for (const TileConfig& tile : {tiles.tile, tiles.narrow[0].tile}) {
+    const KernelKey key = KernelKey::decode("sm_90a", problem, tile);
     expected.insert(key.text());
-  ASSERT_EQ(expected.size(), 4u);  // 16 heads: the 8-head narrow split
+    expected.insert(KernelKey::combine_for(key).text());
+  }
 
   size_t prewarmed_workspace = 0;
   {
@@ -72,29 +79,45 @@ TEST_F(ContextPrewarmedCache, MissingNarrowKernelsAreNotReady) {
   EXPECT_EQ(cached_key_texts(cache).size(), 2u);
 }
 
-TEST_F(ContextPrewarmedCache, MissingFastPathKernelIsNotReadyInBatchVariantModeOnly) {
+// A cache that a batch-invariant context filled serves that mode only: a batch-variant context
+// needs `missing` more kernels, named by `tile_text_part` in the error.
+void expect_batch_variant_kernels_missing(const smla_problem& problem, size_t invariant_kernels,
+                                          size_t missing, const char* tile_text_part) {
   TempDir dir;
   const std::string cache = dir.file("cache.sqlite");
-  // 64 heads, the window only: one segment, so the default tile has one kernel, the fast path
-  // (batch_variant_tile) another.
-  const smla_problem problem = test::dsv4_window_problem(64);
-  ASSERT_TRUE(batch_variant_tile("sm_90a", problem).has_value());
   ASSERT_EQ(prepare_in_new_context(compile_only_options(cache.c_str(), SMLA_JIT_ALLOW), problem),
             SMLA_OK)
       << smla_last_error();
-  ASSERT_EQ(cached_key_texts(cache).size(), 1u);
+  ASSERT_EQ(cached_key_texts(cache).size(), invariant_kernels);
   smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_FORBID);
   options.batch_invariant = 0;
   EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_ERR_NOT_READY);
-  EXPECT_NE(std::string(smla_last_error()).find(".wgmma"), std::string::npos) << smla_last_error();
+  EXPECT_NE(std::string(smla_last_error()).find(tile_text_part), std::string::npos)
+      << smla_last_error();
   {
     ScopedEnv invariant("SMLA_BATCH_INVARIANT", "1");  // the environment overrides the option
     EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_OK) << smla_last_error();
   }
-  EXPECT_EQ(cached_key_texts(cache).size(), 1u);
+  EXPECT_EQ(cached_key_texts(cache).size(), invariant_kernels);
   options.jit = SMLA_JIT_ALLOW;
   EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_OK) << smla_last_error();
-  EXPECT_EQ(cached_key_texts(cache).size(), 2u);
+  EXPECT_EQ(cached_key_texts(cache).size(), invariant_kernels + missing);
+}
+
+TEST_F(ContextPrewarmedCache, MissingFastPathKernelIsNotReadyInBatchVariantModeOnly) {
+  // 128 heads, 128 + 1024 entries: the default tile and its narrow split with their combine
+  // kernels; the fast path (batch_variant_tile) adds one, and no few-row split fits one wave.
+  const smla_problem problem = test::dsv4_compressed_problem(128, 64, 1024);
+  ASSERT_TRUE(batch_variant_tile("sm_90a", problem).has_value());
+  ASSERT_FALSE(few_row_split(problem).has_value());
+  expect_batch_variant_kernels_missing(problem, 4, 1, ".wgmma");
+}
+
+TEST_F(ContextPrewarmedCache, MissingFewRowKernelsAreNotReadyInBatchVariantModeOnly) {
+  // 16 heads: the few-row split adds its decode and combine kernels.
+  const smla_problem problem = split_problem();
+  ASSERT_TRUE(few_row_split(problem).has_value());
+  expect_batch_variant_kernels_missing(problem, 4, 2, ".seg1.");
 }
 
 }  // namespace

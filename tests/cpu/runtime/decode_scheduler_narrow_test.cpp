@@ -92,12 +92,15 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   const smla_problem window = test::dsv4_window_problem(16);  // one segment: nothing to split
   EXPECT_TRUE(narrow_splits(window, default_tile_config(window)).empty());
   // The narrow kernels are among those a prepare loads (and `smla cache build` prewarms).
+  // Three decode kernels (the default, the narrow split, batch-variant mode's few-row split),
+  // then their combine kernels.
   const std::vector<KernelKey> keys = default_problem_kernels("sm_90a", h32_problem);
-  ASSERT_EQ(keys.size(), 4u);  // two decode kernels, then their combine kernels
+  ASSERT_EQ(keys.size(), 6u);
   EXPECT_EQ(keys[1].tile.heads_per_cta, 16);
   EXPECT_EQ(keys[1].tile.mma, MmaPath::kMmaSyncHeadsM);
-  EXPECT_EQ(keys[3].family, KernelFamily::kCombine);
-  EXPECT_EQ(keys[3].tile.heads_per_cta, 16);
+  EXPECT_EQ(keys[2].tile.text(), few_row_split(h32_problem)->tile.text());
+  EXPECT_EQ(keys[4].family, KernelFamily::kCombine);
+  EXPECT_EQ(keys[4].tile.heads_per_cta, 16);
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // decode_tiles is the one place that picks a problem's tile, narrow splits and batch-variant fast
-// path for smla_prepare and for smla bench's label: the default tile and its narrow splits, the
-// wgmma kernel as the fast path only in batch-variant mode for sm_90a and 64-head multiples on
-// an fp8 layout, or the tile SMLA_TILE forces (then alone), and an unparsable SMLA_TILE is an
-// error. batch_invariant_mode reads SMLA_BATCH_INVARIANT over the option.
+// path for smla_prepare and for smla bench's label: the default tile and its narrow splits, in
+// batch-variant mode the few-row split before them and the wgmma kernel as the fast path (for
+// sm_90a and 64-head multiples on an fp8 layout), or the tile SMLA_TILE forces (then alone),
+// and an unparsable SMLA_TILE is an error. batch_invariant_mode reads SMLA_BATCH_INVARIANT over the
+// option.
 #include <string>
 
 #include "context_fixture.h"
@@ -58,6 +59,18 @@ TEST(DecodeTiles, BatchVariantModeAddsTheWgmmaKernelWhereItRuns) {
   bf16.kv_layout = SMLA_KV_BF16;
   ASSERT_TRUE(decode_tiles("sm_90a", bf16, false, &tiles));
   EXPECT_FALSE(tiles.fast.has_value());
+}
+
+TEST(DecodeTiles, BatchVariantModePutsTheFewRowSplitFirst) {
+  ScopedEnv unset("SMLA_TILE", nullptr);
+  const smla_problem problem = split_problem();
+  DecodeTiles invariant, variant;
+  ASSERT_TRUE(decode_tiles("sm_100a", problem, true, &invariant));
+  ASSERT_TRUE(decode_tiles("sm_100a", problem, false, &variant));
+  ASSERT_EQ(variant.narrow.size(), invariant.narrow.size() + 1);
+  EXPECT_EQ(texts({variant.narrow[0]}), texts({*few_row_split(problem)}));
+  EXPECT_EQ(texts({variant.narrow.begin() + 1, variant.narrow.end()}), texts(invariant.narrow));
+  EXPECT_EQ(variant.tile.text(), invariant.tile.text());
 }
 
 TEST(DecodeTiles, BatchInvariantModeFromTheEnvironmentOverTheOption) {

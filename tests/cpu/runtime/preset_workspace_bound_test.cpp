@@ -1,6 +1,7 @@
 // The workspace bound DecodeScheduler promises (decode_scheduler.h): for every DSv4 preset
-// problem prepared for 1024 rows, smla_prepare asks for at most 32 MiB, so a server can
-// allocate it once per layer type without budgeting for it.
+// problem prepared for 1024 rows, smla_prepare asks for at most 32 MiB in either mode (with the
+// narrow splits, and in batch-variant mode the few-row split), so a server can allocate it once
+// per layer type without budgeting for it.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -21,13 +22,16 @@ TEST(PresetWorkspaceBound, AtMost32MiBAt1024Rows) {
   std::string largest_name;
   for (const test::NamedProblem& named : test::dsv4_problems()) {
     SCOPED_TRACE(named.name);
-    const KernelKey key =
-        KernelKey::decode("sm_100a", named.problem, default_tile_config(named.problem));
-    const size_t bytes = DecodeScheduler(key).workspace_bytes(kMaxRows);
-    EXPECT_LE(bytes, kBound) << key.text();
-    if (bytes > largest) {
-      largest = bytes;
-      largest_name = named.name;
+    for (const bool batch_invariant : {true, false}) {
+      DecodeTiles tiles;
+      ASSERT_TRUE(decode_tiles("sm_90a", named.problem, batch_invariant, &tiles));
+      const KernelKey key = KernelKey::decode("sm_90a", named.problem, tiles.tile);
+      const size_t bytes = DecodeScheduler(key, tiles.narrow).workspace_bytes(kMaxRows);
+      EXPECT_LE(bytes, kBound) << key.text();
+      if (bytes > largest) {
+        largest = bytes;
+        largest_name = named.name;
+      }
     }
   }
   EXPECT_GT(largest, 0u);

@@ -1,0 +1,56 @@
+// Batch-variant mode's few-row split (few_row_split): one-tile segments over 8-head CTAs of the
+// entries-on-M kernel at every head count and layout, for calls whose grid fits kFewRowCtas
+// CTAs, and none for rows of more than kFewRowTiles tiles or when even one row does not fit.
+#include <gtest/gtest.h>
+
+#include "autotune/heuristics.h"
+#include "codegen/kernel_key.h"
+#include "cpu/codegen/dsv4_problems.h"
+
+namespace smla {
+namespace {
+
+// The split's tile is the 8-head default tile with one-tile segments; its max_rows the rows
+// whose CTAs fit kFewRowCtas.
+void expect_split(const smla_problem& problem, int expected_max_rows) {
+  SCOPED_TRACE(problem.num_heads);
+  const std::optional<NarrowSplit> split = few_row_split(problem);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(split->max_rows, expected_max_rows);
+  EXPECT_EQ(split->tile.heads_per_cta, 8);
+  EXPECT_EQ(split->tile.segment_tiles, 1);
+  EXPECT_EQ(split->tile.mma, MmaPath::kMmaSync);
+  const KernelKey key = KernelKey::decode("sm_90a", problem, split->tile);
+  EXPECT_EQ(key.unsupported_tile(), "");
+  EXPECT_EQ(key.geometry().segments, key.geometry().tiles);
+  const int ctas_per_row = key.geometry().tiles * ((problem.num_heads + 7) / 8);
+  EXPECT_LE(expected_max_rows * ctas_per_row, kFewRowCtas);
+  EXPECT_GT((expected_max_rows + 1) * ctas_per_row, kFewRowCtas);
+}
+
+TEST(FewRowSplit, OneTileSegmentsWhileTheGridFitsAWave) {
+  expect_split(test::dsv4_compressed_problem(16, 64, 1024), 3);  // 36 tiles x 2 groups
+  expect_split(test::dsv4_compressed_problem(8, 64, 512), 13);   // 20 tiles
+  expect_split(test::dsv4_compressed_problem(64, 64, 512), 1);   // 20 tiles x 8 groups
+  expect_split(test::dsv4_compressed_problem(12, 64, 512), 6);   // 2 groups, the second partial
+  expect_split(test::dsv4_window_problem(16), 33);               // 4 tiles x 2 groups
+  smla_problem bf16 = test::dsv4_compressed_problem(16, 64, 512);
+  bf16.kv_layout = SMLA_KV_BF16;
+  expect_split(bf16, 6);
+  smla_problem fp8_q = test::dsv4_compressed_problem(32, 64, 1024);
+  fp8_q.kv_layout = SMLA_KV_FP8_UNIFORM;
+  fp8_q.q_dtype = SMLA_FP8_E4M3;
+  expect_split(fp8_q, 1);  // 36 tiles x 4 groups
+}
+
+TEST(FewRowSplit, NoneForWideRowsOrRowsPastAWave) {
+  EXPECT_FALSE(few_row_split(test::dsv4_compressed_problem(16, 2, 8192)).has_value());  // HCA
+  EXPECT_FALSE(few_row_split(test::dsv4_compressed_problem(16, 64, 2048)).has_value());
+  EXPECT_FALSE(few_row_split(test::dsv4_compressed_problem(128, 64, 1024)).has_value());  // 576
+  smla_problem one_tile = test::dsv4_window_problem(16);
+  one_tile.sources[0].width = 32;  // one tile: nothing to split
+  EXPECT_FALSE(few_row_split(one_tile).has_value());
+}
+
+}  // namespace
+}  // namespace smla
