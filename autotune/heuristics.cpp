@@ -70,15 +70,20 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
   return narrow;
 }
 
+static_assert(combine_shape(kFewRowSegments).batch == kFewRowSegments,
+              "a few-row split's row is one batch of the combine kernel's loads");
+
 std::optional<NarrowSplit> few_row_split(const smla_problem& problem) {
   smla_problem narrow = problem;
   narrow.num_heads = 8;  // the entries-on-M kernel's tile at every head count
   NarrowSplit split{default_tile_config(narrow), 0};
   split.tile.segment_tiles = 1;
+  const int tiles = KernelKey::decode("", problem, split.tile).geometry().tiles;
+  split.tile.segment_tiles = ceil_div(tiles, kFewRowSegments);
   const KernelKey key = KernelKey::decode("", problem, split.tile);
-  const int tiles = key.geometry().tiles;
-  if (tiles < 2 || tiles > kFewRowTiles || !key.unsupported_tile().empty()) return std::nullopt;
-  split.max_rows = kFewRowCtas / (tiles * ceil_div(problem.num_heads, 8));
+  const int segments = key.geometry().segments;
+  if (segments < 2 || !key.unsupported_tile().empty()) return std::nullopt;
+  split.max_rows = kFewRowCtas / (segments * ceil_div(problem.num_heads, 8));
   if (split.max_rows < 1) return std::nullopt;
   return split;
 }

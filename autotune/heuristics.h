@@ -30,18 +30,19 @@ constexpr int kNarrowSplitCtas = 128;
 std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileConfig& tile);
 
 // Batch-variant mode's few-row split (smla_options.batch_invariant = 0): calls whose rows fit
-// kFewRowCtas CTAs split every row into one-tile segments over 8-head CTAs of the entries-on-M
-// kernel, folded by the combine kernel: each CTA's chain is one tile, the least latency a call
-// of few rows can have. Its segments are not the default tile's, so a row's bits differ from
-// those of larger calls. Rows of more than kFewRowTiles tiles (HCA) do not take it.
+// kFewRowCtas CTAs split every row into segments of as few tiles as keep a row within
+// kFewRowSegments segments (one tile for CSA rows), over 8-head CTAs of the entries-on-M
+// kernel, folded by the combine kernel (one batch of loads for up to 40 segments): each CTA's
+// chain is as short as the combine kernel allows. Its segments are not the default tile's, so
+// a row's bits differ from those of larger calls.
 // NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: few rows"): faster than
 // the default narrow splits wherever its grid fits one wave of two CTAs per SM (264 CTAs on 132
-// SMs), slower past it: 16 heads, 128 + 1024 (72 CTAs a row), rows 1 / 3 / 4: 7.82 / 9.01 /
-// 12.50 us against 10.00 / 10.31 / 10.41; 64 heads, 128 + 512 (160 a row), rows 1 / 2: 7.50 /
-// 11.92 against 11.14 / 11.81.
+// SMs), slower past it: 16 heads, 128 + 1024 (72 CTAs a row), rows 1 / 3 / 4: 7.83 / 9.04 /
+// 12.50 us against 10.16 / 10.32 / 10.41; 64 heads, 128 + 512 (160 a row), rows 1 / 2: 7.50 /
+// 11.92 against 11.25 / 11.81.
 std::optional<NarrowSplit> few_row_split(const smla_problem& problem);
 constexpr int kFewRowCtas = 264;
-constexpr int kFewRowTiles = 40;
+constexpr int kFewRowSegments = 40;
 
 // The batch-variant fast path (smla_options.batch_invariant = 0): the tile that calls of many
 // rows may run instead of the default on `arch`, if any: the wgmma kernel (64 heads per CTA,

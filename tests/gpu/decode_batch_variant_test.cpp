@@ -1,7 +1,7 @@
 // Batch-variant mode (smla_options.batch_invariant = 0, here through SMLA_BATCH_INVARIANT=0):
 // calls of many rows of a 64- or 128-head fp8 problem run the wgmma kernel on sm_90a, fewer rows
-// the default tiles; calls of few rows the few-row split (one-tile segments, so up to 36
-// segments for the combine kernel to fold). Both sides of the switch against the CPU reference on
+// the default tiles; calls of few rows the few-row split (short segments, so up to 40 segments
+// for the combine kernel to fold). Both sides of the switch against the CPU reference on
 // random inputs, with invalid indices, random lengths including 0, NaN in unselected slots and
 // poisoned outputs; on other architectures the mode changes nothing and the same checks hold.
 #include "gpu_env.h"
@@ -49,7 +49,7 @@ TEST_F(DecodeBatchVariant, BothSidesOfTheSwitchAt64Heads) {
 }
 
 // The few-row split: 16 heads of 128 + 1024 entries from 1 to 3 rows (72 CTAs a row), then the
-// narrow split; other layouts, q_len 2 and a partial head group.
+// narrow split; other layouts, q_len 2, a partial head group and HCA's wide rows.
 TEST_F(DecodeBatchVariant, FewRowSplit) {
   const smla_problem pro =
       make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
@@ -62,6 +62,8 @@ TEST_F(DecodeBatchVariant, FewRowSplit) {
         "batch-variant, bf16 layout (few-row split)");
   check(make_problem(12, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{61, 128}, {1, 512}}), 5, 3205,
         "batch-variant, 12 heads, pages of 61 and 1 (few-row split)");
+  check(make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {2, 8192}}), 2, 3206,
+        "batch-variant, HCA 1M (few-row split, segments of 7 tiles)");
 }
 
 // More segments than the combine kernel loads at once (combine_shape: batches of 40): 68

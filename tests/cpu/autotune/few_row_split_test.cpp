@@ -1,6 +1,7 @@
-// Batch-variant mode's few-row split (few_row_split): one-tile segments over 8-head CTAs of the
-// entries-on-M kernel at every head count and layout, for calls whose grid fits kFewRowCtas
-// CTAs, and none for rows of more than kFewRowTiles tiles or when even one row does not fit.
+// Batch-variant mode's few-row split (few_row_split): segments of as few tiles as keep a row
+// within kFewRowSegments (one tile for CSA rows) over 8-head CTAs of the entries-on-M kernel at
+// every head count and layout, for calls whose grid fits kFewRowCtas CTAs; none when even one
+// row does not fit, or a row has one tile.
 #include <gtest/gtest.h>
 
 #include "autotune/heuristics.h"
@@ -10,20 +11,21 @@
 namespace smla {
 namespace {
 
-// The split's tile is the 8-head default tile with one-tile segments; its max_rows the rows
-// whose CTAs fit kFewRowCtas.
-void expect_split(const smla_problem& problem, int expected_max_rows) {
+// The split's tile is the 8-head default tile with segments of `segment_tiles`; its max_rows the
+// rows whose CTAs fit kFewRowCtas.
+void expect_split(const smla_problem& problem, int expected_max_rows, int segment_tiles = 1) {
   SCOPED_TRACE(problem.num_heads);
   const std::optional<NarrowSplit> split = few_row_split(problem);
   ASSERT_TRUE(split.has_value());
   EXPECT_EQ(split->max_rows, expected_max_rows);
   EXPECT_EQ(split->tile.heads_per_cta, 8);
-  EXPECT_EQ(split->tile.segment_tiles, 1);
+  EXPECT_EQ(split->tile.segment_tiles, segment_tiles);
   EXPECT_EQ(split->tile.mma, MmaPath::kMmaSync);
   const KernelKey key = KernelKey::decode("sm_90a", problem, split->tile);
   EXPECT_EQ(key.unsupported_tile(), "");
-  EXPECT_EQ(key.geometry().segments, key.geometry().tiles);
-  const int ctas_per_row = key.geometry().tiles * ((problem.num_heads + 7) / 8);
+  const int segments = key.geometry().segments;
+  EXPECT_LE(segments, kFewRowSegments);
+  const int ctas_per_row = segments * ((problem.num_heads + 7) / 8);
   EXPECT_LE(expected_max_rows * ctas_per_row, kFewRowCtas);
   EXPECT_GT((expected_max_rows + 1) * ctas_per_row, kFewRowCtas);
 }
@@ -43,10 +45,15 @@ TEST(FewRowSplit, OneTileSegmentsWhileTheGridFitsAWave) {
   expect_split(fp8_q, 1);  // 36 tiles x 4 groups
 }
 
-TEST(FewRowSplit, NoneForWideRowsOrRowsPastAWave) {
-  EXPECT_FALSE(few_row_split(test::dsv4_compressed_problem(16, 2, 8192)).has_value());  // HCA
-  EXPECT_FALSE(few_row_split(test::dsv4_compressed_problem(16, 64, 2048)).has_value());
+TEST(FewRowSplit, LongerSegmentsForWideRows) {
+  // HCA at 1M context: 4 + 256 tiles in 38 segments of 7; 76 CTAs a row.
+  expect_split(test::dsv4_compressed_problem(16, 2, 8192), 3, 7);
+  expect_split(test::dsv4_compressed_problem(8, 64, 2048), 7, 2);  // 68 tiles, 34 segments
+}
+
+TEST(FewRowSplit, NoneForRowsPastAWaveOrOfOneTile) {
   EXPECT_FALSE(few_row_split(test::dsv4_compressed_problem(128, 64, 1024)).has_value());  // 576
+  EXPECT_FALSE(few_row_split(test::dsv4_compressed_problem(128, 2, 8192)).has_value());   // 608
   smla_problem one_tile = test::dsv4_window_problem(16);
   one_tile.sources[0].width = 32;  // one tile: nothing to split
   EXPECT_FALSE(few_row_split(one_tile).has_value());
