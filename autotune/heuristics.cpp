@@ -88,7 +88,11 @@ std::optional<NarrowSplit> few_row_split(const smla_problem& problem) {
   return split;
 }
 
-std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem) {
+namespace {
+
+// On sm_90a, 64-head multiples on an fp8 layout: the wgmma kernel over whole rows.
+std::optional<TileConfig> wgmma_whole_row_tile(const std::string& arch,
+                                               const smla_problem& problem) {
   // NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode"): 1.75-1.9x the
   // default tiles from 64 rows at 128 heads and from 96 rows at 64 heads, about even at 32 and
   // 64 rows (kBatchVariantCtas), slower below, where the default splits rows.
@@ -105,6 +109,17 @@ std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla
     tile.segment_tiles += ceil_div(problem.sources[s].width, tile.tile_entries);
   }
   if (!KernelKey::decode(arch, problem, tile).unsupported_tile().empty()) return std::nullopt;
+  return tile;
+}
+
+}  // namespace
+
+std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem) {
+  if (const std::optional<TileConfig> wgmma = wgmma_whole_row_tile(arch, problem)) return wgmma;
+  TileConfig tile = default_tile_config(problem);
+  const DecodeGeometry geometry = KernelKey::decode(arch, problem, tile).geometry();
+  if (geometry.segments < 2 || tile.segment_tiles * tile.tile_entries != 128) return std::nullopt;
+  tile.segment_tiles = geometry.tiles;
   return tile;
 }
 

@@ -45,11 +45,18 @@ constexpr int kFewRowCtas = 264;
 constexpr int kFewRowSegments = 40;
 
 // The batch-variant fast path (smla_options.batch_invariant = 0): the tile that calls of many
-// rows may run instead of the default on `arch`, if any: the wgmma kernel (64 heads per CTA,
-// whole rows) for problems of a multiple of 64 heads on an fp8 layout, on sm_90a. A call runs
-// it when its grid (rows x 64-head groups) has at least kBatchVariantCtas CTAs: about where its
-// one-wave time (flat up to 132 CTAs on an H200) meets the default tiles' (measured: 128 heads
-// from 32 rows, 64 heads from 64 rows; docs/PERFORMANCE.md, "Batch-variant mode").
+// rows may run instead of the default on `arch`, whole rows:
+// - on sm_90a, for problems of a multiple of 64 heads on an fp8 layout, the wgmma kernel (64
+//   heads per CTA). A call runs it when its grid (rows x 64-head groups) has at least
+//   kBatchVariantCtas CTAs: about where its one-wave time (flat up to 132 CTAs on an H200) meets
+//   the default tiles' (measured: 128 heads from 32 rows, 64 heads from 64 rows;
+//   docs/PERFORMANCE.md, "Batch-variant mode");
+// - else, for rows the default cuts into 128-entry segments, the default tile with one segment
+//   a row: no folds. A call runs it where the default runs whole rows.
+//   NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: whole rows in one
+//   segment"): 16 heads, 128 + 1024, 256 rows 76.34 against 88.10 us; 8 heads, 128 + 512:
+//   38.11 against 41.21; 32 heads: 117.58 against 136.41. HCA rows, whose default has ~8 long
+//   segments, gained nothing (497.91 against 497.77).
 std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem);
 constexpr int kBatchVariantCtas = 64;
 

@@ -227,9 +227,8 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
     return error(SMLA_ERR_INVALID_ARGUMENT, "tile {}: {}", tiles.tile.text(), unsupported);
   }
   const std::vector<NarrowSplit>& narrow = tiles.narrow;
-  const int fast_heads_per_cta = tiles.fast ? tiles.fast->heads_per_cta : 0;
-  auto prepared = std::unique_ptr<Prepared>(
-      new Prepared{DecodeScheduler(key, narrow, fast_heads_per_cta), {}, {}, {}});
+  auto prepared =
+      std::unique_ptr<Prepared>(new Prepared{DecodeScheduler(key, narrow, tiles.fast), {}, {}, {}});
   prepared->narrow.resize(narrow.size());
   SMLA_TRY(load_decode_pair(key, allow_compile, &prepared->main));
   Status status;

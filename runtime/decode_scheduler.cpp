@@ -8,15 +8,17 @@
 namespace smla {
 
 DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
-                                 const std::vector<NarrowSplit>& narrow, int fast_heads_per_cta)
+                                 const std::vector<NarrowSplit>& narrow,
+                                 const std::optional<TileConfig>& fast)
     : geometry_(decode_key.geometry()),
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
       head_groups_(ceil_div(decode_key.heads, heads_per_cta_)) {
   max_split_rows_ = max_split_rows_for(heads_per_cta_, head_groups_, geometry_.segments);
-  if (fast_heads_per_cta > 0) {
-    fast_head_groups_ = ceil_div(heads_, fast_heads_per_cta);
-    fast_min_rows_ = ceil_div(kBatchVariantCtas, fast_head_groups_);
+  if (fast) {
+    fast_head_groups_ = ceil_div(heads_, fast->heads_per_cta);
+    fast_min_rows_ = fast->mma == MmaPath::kWgmma ? ceil_div(kBatchVariantCtas, fast_head_groups_)
+                                                  : max_split_rows_ + 1;
   }
   // A narrow split differs in its heads per CTA, and (batch-variant mode's few-row split) in
   // its segments.

@@ -33,10 +33,11 @@ class DecodeScheduler {
   // batch-variant mode the few-row split before them); a split call runs the first whose
   // max_rows it does not exceed (as far as its partials fit the limits below), else
   // `decode_key`'s kernel.
-  // `fast_heads_per_cta` (0: none): the batch-variant fast path's CTA width; calls whose grid
-  // of whole rows fills kBatchVariantCtas CTAs of it run it.
+  // `fast`: the batch-variant fast path's tile (batch_variant_tile), if any. Calls of whole rows
+  // run it: for the wgmma kernel those whose grid fills kBatchVariantCtas CTAs of it, for a
+  // one-segment tile of the default kernel those the default runs whole.
   explicit DecodeScheduler(const KernelKey& decode_key, const std::vector<NarrowSplit>& narrow = {},
-                           int fast_heads_per_cta = 0);
+                           const std::optional<TileConfig>& fast = std::nullopt);
 
   // NOTE: rows split into their segments while rows * head_groups <= kSplitCtaLimit, i.e. while
   // whole-row CTAs would leave much of a 132-148 SM GPU idle (at 64 rows of 16 heads, splitting

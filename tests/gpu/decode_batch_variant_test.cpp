@@ -1,9 +1,9 @@
 // Batch-variant mode (smla_options.batch_invariant = 0, here through SMLA_BATCH_INVARIANT=0):
-// calls of many rows of a 64- or 128-head fp8 problem run the wgmma kernel on sm_90a, fewer rows
-// the default tiles; calls of few rows the few-row split (short segments, so up to 40 segments
-// for the combine kernel to fold). Both sides of the switch against the CPU reference on
-// random inputs, with invalid indices, random lengths including 0, NaN in unselected slots and
-// poisoned outputs; on other architectures the mode changes nothing and the same checks hold.
+// calls of many rows of a 64- or 128-head fp8 problem run the wgmma kernel on sm_90a, others
+// the default tile with one segment a row where the default runs whole rows; calls of few rows
+// the few-row split (short segments, so up to 40 for the combine kernel to fold). Each side of
+// the switches against the CPU reference on random inputs, with invalid indices, random lengths
+// including 0, NaN in unselected slots and poisoned outputs.
 #include "gpu_env.h"
 #include "support/scoped_env.h"
 
@@ -46,6 +46,22 @@ TEST_F(DecodeBatchVariant, BothSidesOfTheSwitchAt64Heads) {
   const smla_problem mtp =
       make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {2, 1024}});
   check(mtp, 140, 3102, "batch-variant, q_len 2, HCA pages of 2 (fast path)");
+}
+
+// Off the wgmma kernel the fast path is the default tile with one segment a row, from the rows
+// the default runs whole: every layout and both kernels, and packed tokens whose magnitudes span
+// 2^12 (the whole row shares one reference of the value scales).
+TEST_F(DecodeBatchVariant, WholeRowsInOneSegment) {
+  ref::CaseSpec wide = spec_for(
+      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}}), 100, 3400);
+  wide.token_magnitude_log2 = 6.0;
+  check_case(wide, "batch-variant, 16 heads, 100 rows, wide token magnitudes", {}, ctx_);
+  check(make_problem(8, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}}), 120, 3401,
+        "batch-variant, 8 heads, uniform, fp8 q, 120 rows");
+  check(make_problem(32, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {64, 512}}), 100, 3402,
+        "batch-variant, 32 heads (heads on M), q_len 2, 100 rows");
+  check(make_problem(64, SMLA_KV_BF16, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 50, 3403,
+        "batch-variant, 64 heads, bf16 layout, 50 rows");
 }
 
 // The few-row split: 16 heads of 128 + 1024 entries from 1 to 3 rows (72 CTAs a row), then the

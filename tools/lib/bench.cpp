@@ -188,7 +188,7 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
   DecodeTiles tiles;
   SMLA_TRY(decode_tiles(arch, problem, batch_invariant_mode(1), &tiles));
   const DecodeScheduler scheduler(KernelKey::decode(arch, problem, tiles.tile), tiles.narrow,
-                                  tiles.fast ? tiles.fast->heads_per_cta : 0);
+                                  tiles.fast);
   BenchPools pools;
   SMLA_TRY(make_pools(*session, problem, options.pool_gb * 1e9, &pools));
   for (int rows : options.rows) {

@@ -1,9 +1,11 @@
 // The batch-variant fast path (autotune/heuristics.h, batch_variant_tile): calls whose grid of
-// whole-row 64-head CTAs fills kBatchVariantCtas run it, every other call plans as without it
-// (split, narrow or whole), and it needs no workspace; the kernels smla_prepare loads and
-// `smla cache build` prewarms include it for sm_90a only.
+// whole-row 64-head CTAs fills kBatchVariantCtas run the wgmma kernel (sm_90a), or, elsewhere,
+// calls that the default tile runs whole run its one-segment copy; every other call plans as
+// without it (split, narrow or whole), and it needs no workspace; the kernels smla_prepare loads
+// and `smla cache build` prewarm include it.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "autotune/heuristics.h"
@@ -13,14 +15,16 @@
 namespace smla {
 namespace {
 
-void check_plans(const smla_problem& problem, int first_fast_rows) {
-  SCOPED_TRACE(problem.num_heads);
+void check_plans(const std::string& arch, const smla_problem& problem, int first_fast_rows) {
+  SCOPED_TRACE(arch + " " + std::to_string(problem.num_heads));
   const TileConfig tile = default_tile_config(problem);
   const std::vector<NarrowSplit> narrow = narrow_splits(problem, tile);
-  const KernelKey key = KernelKey::decode("sm_90a", problem, tile);
+  const KernelKey key = KernelKey::decode(arch, problem, tile);
+  const std::optional<TileConfig> fast = batch_variant_tile(arch, problem);
+  ASSERT_TRUE(fast.has_value());
   const DecodeScheduler plain(key, narrow);
-  const DecodeScheduler scheduler(key, narrow, 64);
-  const int64_t head_groups = problem.num_heads / 64;
+  const DecodeScheduler scheduler(key, narrow, fast);
+  const int64_t head_groups = (problem.num_heads + fast->heads_per_cta - 1) / fast->heads_per_cta;
   for (int rows = 1; rows <= 300; ++rows) {
     SCOPED_TRACE(rows);
     const DecodeLaunch launch = scheduler.plan(rows);
@@ -31,7 +35,11 @@ void check_plans(const smla_problem& problem, int first_fast_rows) {
       EXPECT_FALSE(launch.split);
       EXPECT_EQ(launch.narrow, -1);
       EXPECT_EQ(launch.decode_blocks, rows * head_groups);
-      EXPECT_GE(launch.decode_blocks, kBatchVariantCtas);
+      if (fast->mma == MmaPath::kWgmma) {
+        EXPECT_GE(launch.decode_blocks, kBatchVariantCtas);
+      } else {
+        EXPECT_FALSE(before.split);  // where the default runs whole rows
+      }
       EXPECT_EQ(launch.combine_blocks, 0);
       EXPECT_EQ(launch.workspace_bytes, 0u);
     } else {
@@ -45,24 +53,38 @@ void check_plans(const smla_problem& problem, int first_fast_rows) {
 }
 
 TEST(DecodeSchedulerFast, ManyRowsRunTheFastPath) {
-  check_plans(test::dsv4_compressed_problem(128, 64, 1024), 32);  // 2 CTAs a row
-  check_plans(test::dsv4_compressed_problem(64, 64, 512), 64);    // 1 CTA a row
+  // The wgmma kernel: 2 and 1 CTAs a row.
+  check_plans("sm_90a", test::dsv4_compressed_problem(128, 64, 1024), 32);
+  check_plans("sm_90a", test::dsv4_compressed_problem(64, 64, 512), 64);
+  // One segment a row, from the first row count the default tile runs whole: rows x head
+  // groups past 96, or (128 heads) partials past the 32 MiB workspace from 15 rows.
+  check_plans("sm_100a", test::dsv4_compressed_problem(128, 64, 1024), 15);
+  check_plans("sm_90a", test::dsv4_compressed_problem(16, 64, 1024), 97);
+  check_plans("sm_90a", test::dsv4_compressed_problem(8, 64, 512), 97);
 }
 
-TEST(DecodeSchedulerFast, PreparedAndPrewarmedOnSm90aOnly) {
+TEST(DecodeSchedulerFast, PreparedAndPrewarmedOnEveryArch) {
   const smla_problem problem = test::dsv4_compressed_problem(128, 64, 1024);
-  const std::vector<KernelKey> hopper = default_problem_kernels("sm_90a", problem);
-  const std::vector<KernelKey> blackwell = default_problem_kernels("sm_100a", problem);
-  ASSERT_EQ(hopper.size(), blackwell.size() + 1);
-  int wgmma = 0;
-  for (const KernelKey& key : hopper) {
-    if (key.tile.mma != MmaPath::kWgmma) continue;
-    ++wgmma;
-    EXPECT_EQ(key.tile.text(), batch_variant_tile("sm_90a", problem)->text());
-    EXPECT_EQ(key.geometry().segments, 1);  // no combine kernel
+  // sm_90a: the wgmma kernel; sm_100a: the default tile with one segment. Neither has a combine
+  // kernel.
+  for (const std::string arch : {"sm_90a", "sm_100a"}) {
+    SCOPED_TRACE(arch);
+    const std::optional<TileConfig> fast = batch_variant_tile(arch, problem);
+    ASSERT_TRUE(fast.has_value());
+    EXPECT_EQ(fast->mma == MmaPath::kWgmma, arch == "sm_90a");
+    int found = 0;
+    for (const KernelKey& key : default_problem_kernels(arch, problem)) {
+      if (key.family != KernelFamily::kDecode || key.tile.text() != fast->text()) continue;
+      ++found;
+      EXPECT_EQ(key.geometry().segments, 1);
+    }
+    EXPECT_EQ(found, 1);
   }
-  EXPECT_EQ(wgmma, 1);
-  for (const KernelKey& key : blackwell) EXPECT_NE(key.tile.mma, MmaPath::kWgmma);
+  TileConfig one_segment = default_tile_config(problem);
+  one_segment.segment_tiles = 18;  // 2 + 16 tiles of 64
+  EXPECT_EQ(batch_variant_tile("sm_100a", problem)->text(), one_segment.text());
+  // Rows the default already cuts into long segments (HCA) have none off sm_90a.
+  EXPECT_FALSE(batch_variant_tile("sm_100a", test::dsv4_compressed_problem(16, 2, 8192)));
 }
 
 }  // namespace

@@ -92,15 +92,16 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   const smla_problem window = test::dsv4_window_problem(16);  // one segment: nothing to split
   EXPECT_TRUE(narrow_splits(window, default_tile_config(window)).empty());
   // The narrow kernels are among those a prepare loads (and `smla cache build` prewarms).
-  // Three decode kernels (the default, the narrow split, batch-variant mode's few-row split),
-  // then their combine kernels.
+  // Four decode kernels (the default, the narrow split, batch-variant mode's few-row split and
+  // its one-segment fast path), then the combine kernels of the three that split.
   const std::vector<KernelKey> keys = default_problem_kernels("sm_90a", h32_problem);
-  ASSERT_EQ(keys.size(), 6u);
+  ASSERT_EQ(keys.size(), 7u);
   EXPECT_EQ(keys[1].tile.heads_per_cta, 16);
   EXPECT_EQ(keys[1].tile.mma, MmaPath::kMmaSyncHeadsM);
   EXPECT_EQ(keys[2].tile.text(), few_row_split(h32_problem)->tile.text());
-  EXPECT_EQ(keys[4].family, KernelFamily::kCombine);
-  EXPECT_EQ(keys[4].tile.heads_per_cta, 16);
+  EXPECT_EQ(keys[3].tile.text(), batch_variant_tile("sm_90a", h32_problem)->text());
+  EXPECT_EQ(keys[5].family, KernelFamily::kCombine);
+  EXPECT_EQ(keys[5].tile.heads_per_cta, 16);
 }
 
 }  // namespace

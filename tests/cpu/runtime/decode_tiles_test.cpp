@@ -1,9 +1,9 @@
 // decode_tiles is the one place that picks a problem's tile, narrow splits and batch-variant fast
 // path for smla_prepare and for smla bench's label: the default tile and its narrow splits, in
-// batch-variant mode the few-row split before them and the wgmma kernel as the fast path (for
-// sm_90a and 64-head multiples on an fp8 layout), or the tile SMLA_TILE forces (then alone),
-// and an unparsable SMLA_TILE is an error. batch_invariant_mode reads SMLA_BATCH_INVARIANT over the
-// option.
+// batch-variant mode the few-row split before them and a whole-row fast path (the wgmma kernel
+// for sm_90a and 64-head multiples on an fp8 layout, else the default tile with one segment),
+// or the tile SMLA_TILE forces (then alone), and an unparsable SMLA_TILE is an error.
+// batch_invariant_mode reads SMLA_BATCH_INVARIANT over the option.
 #include <string>
 
 #include "context_fixture.h"
@@ -29,7 +29,7 @@ TEST(DecodeTiles, WithoutSmlaTileTheDefaultAndItsNarrowSplits) {
   EXPECT_FALSE(tiles.fast.has_value());
 }
 
-TEST(DecodeTiles, BatchVariantModeAddsTheWgmmaKernelWhereItRuns) {
+TEST(DecodeTiles, BatchVariantModeAddsAWholeRowKernel) {
   ScopedEnv unset("SMLA_TILE", nullptr);
   const smla_problem pro = test::dsv4_compressed_problem(128, 64, 1024);  // 128 + 1024 entries
   DecodeTiles tiles;
@@ -43,22 +43,27 @@ TEST(DecodeTiles, BatchVariantModeAddsTheWgmmaKernelWhereItRuns) {
   ASSERT_TRUE(decode_tiles("sm_90a", uneven, false, &tiles));
   ASSERT_TRUE(tiles.fast.has_value());
   EXPECT_EQ(tiles.fast->segment_tiles, 7);
-  // Not in batch-invariant mode, not on Blackwell, not for 16 or 96 heads, not on bf16 caches.
+  // Not in batch-invariant mode; on Blackwell, for 16 or 96 heads and on bf16 caches the
+  // default tile with one segment a row instead.
   ASSERT_TRUE(decode_tiles("sm_90a", pro, true, &tiles));
   EXPECT_FALSE(tiles.fast.has_value());
-  for (const char* arch : {"sm_100a", "sm_103a"}) {
-    ASSERT_TRUE(decode_tiles(arch, pro, false, &tiles));
-    EXPECT_FALSE(tiles.fast.has_value()) << arch;
-  }
+  const auto expect_one_segment = [&](const std::string& arch, const smla_problem& problem) {
+    SCOPED_TRACE(arch + " " + std::to_string(problem.num_heads));
+    ASSERT_TRUE(decode_tiles(arch, problem, false, &tiles));
+    ASSERT_TRUE(tiles.fast.has_value());
+    EXPECT_NE(tiles.fast->mma, MmaPath::kWgmma);
+    EXPECT_EQ(KernelKey::decode(arch, problem, *tiles.fast).geometry().segments, 1);
+    TileConfig tile = default_tile_config(problem);
+    tile.segment_tiles = tiles.fast->segment_tiles;
+    EXPECT_EQ(tiles.fast->text(), tile.text());
+  };
+  for (const char* arch : {"sm_100a", "sm_103a"}) expect_one_segment(arch, pro);
   for (int heads : {16, 96}) {
-    ASSERT_TRUE(
-        decode_tiles("sm_90a", test::dsv4_compressed_problem(heads, 64, 1024), false, &tiles));
-    EXPECT_FALSE(tiles.fast.has_value()) << heads;
+    expect_one_segment("sm_90a", test::dsv4_compressed_problem(heads, 64, 1024));
   }
   smla_problem bf16 = pro;
   bf16.kv_layout = SMLA_KV_BF16;
-  ASSERT_TRUE(decode_tiles("sm_90a", bf16, false, &tiles));
-  EXPECT_FALSE(tiles.fast.has_value());
+  expect_one_segment("sm_90a", bf16);
 }
 
 TEST(DecodeTiles, BatchVariantModePutsTheFewRowSplitFirst) {
