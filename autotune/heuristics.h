@@ -37,9 +37,10 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
 // a row's bits differ from those of larger calls.
 // NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: few rows"): faster than
 // the default narrow splits wherever its grid fits one wave of two CTAs per SM (264 CTAs on 132
-// SMs), slower past it: 16 heads, 128 + 1024 (72 CTAs a row), rows 1 / 3 / 4: 7.83 / 9.04 /
-// 12.50 us against 10.16 / 10.32 / 10.41; 64 heads, 128 + 512 (160 a row), rows 1 / 2: 7.50 /
-// 11.92 against 11.25 / 11.81.
+// SMs), slower past it (one round with the bound at 600): 16 heads, 128 + 1024 (72 CTAs a row),
+// rows 1 / 3 / 4: 7.82 / 9.01 / 12.50 us against 10.00 / 10.31 / 10.41; 64 heads, 128 + 512
+// (160 a row), rows 1 / 2: 7.50 / 11.92 against 11.14 / 11.81. HCA at 1M context, 16 heads
+// (segments of 7 tiles, 76 CTAs a row): one row 15.43 against 41.61.
 std::optional<NarrowSplit> few_row_split(const smla_problem& problem);
 constexpr int kFewRowCtas = 264;
 constexpr int kFewRowSegments = 40;

@@ -76,11 +76,10 @@ class DecodeScheduler {
 };
 
 // The tile smla_prepare runs a problem on for `arch`, its narrow splits and (without
-// `batch_invariant`) its batch-variant few-row split and fast path: the default tile with those, or
-// the tile SMLA_TILE forces, which then runs every call. SMLA_TILE is a knob for measuring
-// candidates
-// (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.mma_sync smla bench ...`), not for serving; a text that
-// is no tile configuration is SMLA_ERR_INVALID_ARGUMENT.
+// `batch_invariant`) its batch-variant few-row split and fast path: the default tile with those,
+// or the tile SMLA_TILE forces, which then runs every call. SMLA_TILE is a knob for measuring
+// candidates (`SMLA_TILE=hg16.w8.te32.st6.seg4.mb1.mma_sync smla bench ...`), not for serving; a
+// text that is no tile configuration is SMLA_ERR_INVALID_ARGUMENT.
 struct DecodeTiles {
   TileConfig tile;
   std::vector<NarrowSplit> narrow;
