@@ -11,6 +11,18 @@ int total_width(const smla_problem& problem) {
   return width;
 }
 
+// A row's tiles, each source's rounded up (as the kernels walk them).
+int row_tiles(const smla_problem& problem, int tile_entries) {
+  int tiles = 0;
+  for (int s = 0; s < problem.num_sources; ++s) {
+    tiles += ceil_div(problem.sources[s].width, tile_entries);
+  }
+  return tiles;
+}
+
+// The default segment of CSA-sized rows.
+constexpr int kSegmentEntries = 128;
+
 }  // namespace
 
 TileConfig default_tile_config(const smla_problem& problem) {
@@ -39,7 +51,7 @@ TileConfig default_tile_config(const smla_problem& problem) {
   }
   // Segments of 128 entries for CSA-sized rows keep a 1-row call spread over ~10 CTAs; wider
   // rows (HCA at long context) use ~8 segments so split partials stay a small share of the bytes.
-  const int small_segment = 128 / config.tile_entries;
+  const int small_segment = kSegmentEntries / config.tile_entries;
   const int tiles = (total_width(problem) + config.tile_entries - 1) / config.tile_entries;
   config.segment_tiles = tiles <= 12 * small_segment ? small_segment : (tiles + 7) / 8;
   // The bf16 layout's entries are twice the fp8 ones: one CTA per SM where two do not fit.
@@ -77,9 +89,7 @@ std::optional<NarrowSplit> few_row_split(const smla_problem& problem) {
   smla_problem narrow = problem;
   narrow.num_heads = 8;  // the entries-on-M kernel's tile at every head count
   NarrowSplit split{default_tile_config(narrow), 0};
-  split.tile.segment_tiles = 1;
-  const int tiles = KernelKey::decode("", problem, split.tile).geometry().tiles;
-  split.tile.segment_tiles = ceil_div(tiles, kFewRowSegments);
+  split.tile.segment_tiles = ceil_div(row_tiles(problem, split.tile.tile_entries), kFewRowSegments);
   const KernelKey key = KernelKey::decode("", problem, split.tile);
   const int segments = key.geometry().segments;
   if (segments < 2 || !key.unsupported_tile().empty()) return std::nullopt;
@@ -104,10 +114,7 @@ std::optional<TileConfig> wgmma_whole_row_tile(const std::string& arch,
   tile.stages = 2;
   tile.min_blocks_per_sm = 1;
   tile.mma = MmaPath::kWgmma;
-  tile.segment_tiles = 0;  // whole rows: one segment of every source's tiles
-  for (int s = 0; s < problem.num_sources; ++s) {
-    tile.segment_tiles += ceil_div(problem.sources[s].width, tile.tile_entries);
-  }
+  tile.segment_tiles = row_tiles(problem, tile.tile_entries);  // whole rows: one segment
   if (!KernelKey::decode(arch, problem, tile).unsupported_tile().empty()) return std::nullopt;
   return tile;
 }
@@ -118,7 +125,9 @@ std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla
   if (const std::optional<TileConfig> wgmma = wgmma_whole_row_tile(arch, problem)) return wgmma;
   TileConfig tile = default_tile_config(problem);
   const DecodeGeometry geometry = KernelKey::decode(arch, problem, tile).geometry();
-  if (geometry.segments < 2 || tile.segment_tiles * tile.tile_entries != 128) return std::nullopt;
+  if (geometry.segments < 2 || tile.segment_tiles * tile.tile_entries != kSegmentEntries) {
+    return std::nullopt;
+  }
   tile.segment_tiles = geometry.tiles;
   return tile;
 }
