@@ -98,6 +98,31 @@ std::optional<NarrowSplit> few_row_split(const smla_problem& problem) {
   return split;
 }
 
+std::vector<NarrowSplit> wave_splits(const smla_problem& problem) {
+  std::vector<NarrowSplit> splits;
+  const TileConfig tile = default_tile_config(problem);
+  if (tile.min_blocks_per_sm != 2 || tile.segment_tiles * tile.tile_entries != kSegmentEntries) {
+    return splits;
+  }
+  const int head_groups = ceil_div(problem.num_heads, tile.heads_per_cta);
+  const DecodeGeometry geometry = KernelKey::decode("", problem, tile).geometry();
+  int min_rows = kOneWaveCtas / (geometry.segments * head_groups) + 1;
+  int previous = geometry.segments;
+  for (int k = 2; k * tile.segment_tiles < geometry.tiles; ++k) {
+    NarrowSplit split{tile, 0, min_rows};
+    const int wanted = ceil_div(geometry.tiles, k * tile.segment_tiles);
+    split.tile.segment_tiles = ceil_div(geometry.tiles, wanted);
+    const int segments = ceil_div(geometry.tiles, split.tile.segment_tiles);
+    if (segments >= previous || segments < 2) continue;
+    previous = segments;
+    split.max_rows = kOneWaveCtas / (segments * head_groups);
+    if (split.max_rows < min_rows) continue;
+    splits.push_back(split);
+    min_rows = split.max_rows + 1;
+  }
+  return splits;
+}
+
 namespace {
 
 // On sm_90a, 64-head multiples on an fp8 layout: the wgmma kernel over whole rows.
@@ -141,6 +166,9 @@ std::vector<KernelKey> default_problem_kernels(const std::string& arch,
   }
   if (const std::optional<NarrowSplit> few = few_row_split(problem)) {
     keys.push_back(KernelKey::decode(arch, problem, few->tile));
+  }
+  for (const NarrowSplit& wave : wave_splits(problem)) {
+    keys.push_back(KernelKey::decode(arch, problem, wave.tile));
   }
   if (const std::optional<TileConfig> fast = batch_variant_tile(arch, problem)) {
     keys.push_back(KernelKey::decode(arch, problem, *fast));

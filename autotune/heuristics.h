@@ -23,7 +23,8 @@ TileConfig default_tile_config(const smla_problem& problem);
 // bits whichever runs.
 struct NarrowSplit {
   TileConfig tile;
-  int max_rows;  // calls of at most this many rows may use it
+  int max_rows;      // calls of at most this many rows may use it...
+  int min_rows = 1;  // ...and of at least this many
 };
 // A narrow split serves the calls whose grid fits this many CTAs: one wave of a 132-SM H200.
 constexpr int kNarrowSplitCtas = 128;
@@ -42,8 +43,25 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
 // (160 a row), rows 1 / 2: 7.50 / 11.92 against 11.14 / 11.81. HCA at 1M context, 16 heads
 // (segments of 7 tiles, 76 CTAs a row): one row 15.43 against 41.61.
 std::optional<NarrowSplit> few_row_split(const smla_problem& problem);
-constexpr int kFewRowCtas = 264;
+constexpr int kOneWaveCtas = 264;  // two CTAs on each of an H200's 132 SMs
+constexpr int kFewRowCtas = kOneWaveCtas;
 constexpr int kFewRowSegments = 40;
+
+// Batch-variant mode's splits between few rows and whole rows: where the default tile's split
+// grid (rows x segments x head groups) would pass one wave of kOneWaveCtas CTAs, the default
+// tile with fewer, longer segments (balanced: ceil(tiles / n) tiles for n segments), the most
+// segments whose grid still fits the wave; in order of falling segment counts, each serving
+// the rows between the previous one's bound and its own. Only for default tiles of two CTAs
+// per SM (the wave is theirs) and of the 128-entry segments of CSA-sized rows. Their segments
+// are not the default's, so a row's bits differ from those of other calls.
+// NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: wave splits"): with
+// the segment lengths forced, the most segments that fit one wave was the fastest, or within
+// 1% of it, at every row count measured: 16 heads, 128 + 1024 entries, rows 24-96 (64 rows
+// 31.98 against the default's 40.09 us; 88 rows 33.28 against 47.63); 8 heads, 128 + 512,
+// rows 32-96 (64 rows 17.44 against 20.99). HCA rows at 1M context (default segments of 33
+// tiles) were slower with them at 34 and 89-96 rows (2 segments of 130 tiles at 96 rows:
+// 248.6 against 206.0), so wider rows keep the default split.
+std::vector<NarrowSplit> wave_splits(const smla_problem& problem);
 
 // The batch-variant fast path (smla_options.batch_invariant = 0): the tile that calls of many
 // rows may run instead of the default on `arch`, whole rows:
@@ -53,7 +71,7 @@ constexpr int kFewRowSegments = 40;
 //   the default tiles' (measured: 128 heads from 32 rows, 64 heads from 64 rows;
 //   docs/PERFORMANCE.md, "Batch-variant mode");
 // - else, for rows the default cuts into 128-entry segments, the default tile with one segment
-//   a row: no folds. A call runs it where the default runs whole rows.
+//   a row: no folds. A call runs it where no split runs (past the wave splits).
 //   NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: whole rows in one
 //   segment"): 16 heads, 128 + 1024, 256 rows 76.34 against 88.10 us; 8 heads, 128 + 512:
 //   38.11 against 41.21; 32 heads: 117.58 against 136.41. HCA rows, whose default has ~8 long

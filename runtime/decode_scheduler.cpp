@@ -14,34 +14,35 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
       head_groups_(ceil_div(decode_key.heads, heads_per_cta_)) {
-  max_split_rows_ = max_split_rows_for(heads_per_cta_, head_groups_, geometry_.segments);
-  if (fast) {
-    fast_head_groups_ = ceil_div(heads_, fast->heads_per_cta);
-    fast_min_rows_ = fast->mma == MmaPath::kWgmma ? ceil_div(kBatchVariantCtas, fast_head_groups_)
-                                                  : max_split_rows_ + 1;
-  }
-  // A narrow split differs in its heads per CTA, and (batch-variant mode's few-row split) in
-  // its segments.
+  max_split_rows_ = std::min(kSplitCtaLimit / head_groups_,
+                             max_fitting_rows(heads_per_cta_, head_groups_, geometry_.segments));
+  // A narrow split differs in its heads per CTA, and (batch-variant mode's few-row and wave
+  // splits) in its segments. Its max_rows bound its grid already.
+  int64_t last_split_rows = max_split_rows_;
   for (const NarrowSplit& split : narrow) {
     KernelKey narrow_key = decode_key;
     narrow_key.tile = split.tile;
     const int segments = narrow_key.geometry().segments;
     const int heads_per_cta = split.tile.heads_per_cta;
     const int head_groups = ceil_div(heads_, heads_per_cta);
-    narrow_.push_back(
-        {heads_per_cta, head_groups, segments,
-         std::min<int64_t>(split.max_rows,
-                           max_split_rows_for(heads_per_cta, head_groups, segments))});
+    const int64_t max_rows =
+        std::min<int64_t>(split.max_rows, max_fitting_rows(heads_per_cta, head_groups, segments));
+    narrow_.push_back({heads_per_cta, head_groups, segments, max_rows, split.min_rows});
+    if (max_rows >= split.min_rows) last_split_rows = std::max(last_split_rows, max_rows);
+  }
+  if (fast) {
+    fast_head_groups_ = ceil_div(heads_, fast->heads_per_cta);
+    fast_min_rows_ = fast->mma == MmaPath::kWgmma ? ceil_div(kBatchVariantCtas, fast_head_groups_)
+                                                  : last_split_rows + 1;
   }
 }
 
-int64_t DecodeScheduler::max_split_rows_for(int heads_per_cta, int head_groups,
-                                            int segments) const {
+int64_t DecodeScheduler::max_fitting_rows(int heads_per_cta, int head_groups, int segments) const {
   if (segments < 2) return 0;
   const int64_t row_bytes = static_cast<int64_t>(segments) * head_groups *
                             partial_item_floats(heads_per_cta) *
                             static_cast<int64_t>(sizeof(float));
-  return std::min(kSplitCtaLimit / head_groups, kWorkspaceLimit / row_bytes);
+  return kWorkspaceLimit / row_bytes;
 }
 
 DecodeLaunch DecodeScheduler::split_launch(int num_rows, int heads_per_cta, int head_groups,
@@ -65,7 +66,7 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
     return launch;
   }
   for (size_t i = 0; i < narrow_.size(); ++i) {
-    if (num_rows > narrow_[i].max_rows) continue;
+    if (num_rows > narrow_[i].max_rows || num_rows < narrow_[i].min_rows) continue;
     DecodeLaunch launch = split_launch(num_rows, narrow_[i].heads_per_cta, narrow_[i].head_groups,
                                        narrow_[i].segments);
     launch.narrow = static_cast<int>(i);
@@ -105,6 +106,8 @@ Status decode_tiles(const std::string& arch, const smla_problem& problem, bool b
       if (const std::optional<NarrowSplit> few = few_row_split(problem)) {
         tiles->narrow.insert(tiles->narrow.begin(), *few);
       }
+      const std::vector<NarrowSplit> waves = wave_splits(problem);
+      tiles->narrow.insert(tiles->narrow.end(), waves.begin(), waves.end());
     }
     return Status::ok();
   }

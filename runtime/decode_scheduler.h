@@ -30,19 +30,21 @@ struct DecodeLaunch {
 class DecodeScheduler {
  public:
   // `narrow`: the problem's narrow splits (autotune/heuristics.h), narrowest first (in
-  // batch-variant mode the few-row split before them); a split call runs the first whose
-  // max_rows it does not exceed (as far as its partials fit the limits below), else
-  // `decode_key`'s kernel.
+  // batch-variant mode the few-row split before them and the wave splits after them); a split
+  // call runs the first whose row range it falls in (as far as its partials fit the limits
+  // below), else `decode_key`'s kernel.
   // `fast`: the batch-variant fast path's tile (batch_variant_tile), if any. Calls of whole rows
   // run it: for the wgmma kernel those whose grid fills kBatchVariantCtas CTAs of it, for a
-  // one-segment tile of the default kernel those the default runs whole.
+  // one-segment tile of the default kernel those that neither the default nor a narrow split
+  // splits.
   explicit DecodeScheduler(const KernelKey& decode_key, const std::vector<NarrowSplit>& narrow = {},
                            const std::optional<TileConfig>& fast = std::nullopt);
 
   // NOTE: rows split into their segments while rows * head_groups <= kSplitCtaLimit, i.e. while
   // whole-row CTAs would leave much of a 132-148 SM GPU idle (at 64 rows of 16 heads, splitting
-  // measured 1.5x faster on the H200), and while the split partials fit kWorkspaceLimit. So
-  // the workspace is at most 32 MiB for any problem.
+  // measured 1.5x faster on the H200), and while the split partials fit kWorkspaceLimit (the
+  // narrow splits: their own row bounds and that). So the workspace is at most 32 MiB for any
+  // problem.
   static constexpr int64_t kSplitCtaLimit = 96;
   static constexpr int64_t kWorkspaceLimit = 32ll << 20;
 
@@ -57,7 +59,8 @@ class DecodeScheduler {
 
  private:
   DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups, int segments) const;
-  int64_t max_split_rows_for(int heads_per_cta, int head_groups, int segments) const;
+  // The most rows whose split partials fit kWorkspaceLimit (0 for kernels of one segment).
+  int64_t max_fitting_rows(int heads_per_cta, int head_groups, int segments) const;
 
   DecodeGeometry geometry_;
   int heads_ = 0;
@@ -70,7 +73,8 @@ class DecodeScheduler {
     int heads_per_cta;
     int head_groups;
     int segments;
-    int64_t max_rows;  // calls of at most this many rows split over it
+    int64_t max_rows;  // calls of at most this many rows split over it...
+    int64_t min_rows;  // ...and of at least this many
   };
   std::vector<Narrow> narrow_;
 };

@@ -1,7 +1,8 @@
 // Batch-variant mode (smla_options.batch_invariant = 0, here through SMLA_BATCH_INVARIANT=0):
 // calls of many rows of a 64- or 128-head fp8 problem run the wgmma kernel on sm_90a, others
 // the default tile with one segment a row where the default runs whole rows; calls of few rows
-// the few-row split (short segments, so up to 40 for the combine kernel to fold). Each side of
+// the few-row split (short segments, so up to 40 for the combine kernel to fold); calls between
+// them the wave splits (the default tile with fewer, longer segments). Each side of
 // the switches against the CPU reference on random inputs, with invalid indices, random lengths
 // including 0, NaN in unselected slots and poisoned outputs.
 #include "gpu_env.h"
@@ -53,11 +54,11 @@ TEST_F(DecodeBatchVariant, BothSidesOfTheSwitchAt64Heads) {
 // 2^12 (the whole row shares one reference of the value scales).
 TEST_F(DecodeBatchVariant, WholeRowsInOneSegment) {
   ref::CaseSpec wide = spec_for(
-      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}}), 100, 3400);
+      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}}), 140, 3400);
   wide.token_magnitude_log2 = 6.0;
-  check_case(wide, "batch-variant, 16 heads, 100 rows, wide token magnitudes", {}, ctx_);
-  check(make_problem(8, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}}), 120, 3401,
-        "batch-variant, 8 heads, uniform, fp8 q, 120 rows");
+  check_case(wide, "batch-variant, 16 heads, 140 rows, wide token magnitudes", {}, ctx_);
+  check(make_problem(8, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}}), 140, 3401,
+        "batch-variant, 8 heads, uniform, fp8 q, 140 rows");
   check(make_problem(32, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {64, 512}}), 100, 3402,
         "batch-variant, 32 heads (heads on M), q_len 2, 100 rows");
   check(make_problem(64, SMLA_KV_BF16, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 50, 3403,
@@ -80,6 +81,23 @@ TEST_F(DecodeBatchVariant, FewRowSplit) {
         "batch-variant, 12 heads, pages of 61 and 1 (few-row split)");
   check(make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {2, 8192}}), 2, 3206,
         "batch-variant, HCA 1M (few-row split, segments of 7 tiles)");
+}
+
+// The wave splits: fewer, longer segments as rows grow, the most that fit one wave (16 heads of
+// 128 + 1024 entries: 5 segments from 30 rows, 3 from 53, 2 from 89 to 132), on both sides of
+// each switch; 8 heads on the uniform layout with fp8 q, and HCA rows at 128K context with MTP.
+TEST_F(DecodeBatchVariant, WaveSplits) {
+  const smla_problem pro =
+      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+  check(pro, 29, 3500, "batch-variant, 29 rows (default split)");
+  check(pro, 30, 3501, "batch-variant, 30 rows (5 segments)");
+  check(pro, 60, 3502, "batch-variant, 60 rows (3 segments)");
+  check(pro, 96, 3503, "batch-variant, 96 rows (2 segments)");
+  check(pro, 132, 3506, "batch-variant, 132 rows (2 segments)");
+  check(make_problem(8, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}}), 70, 3504,
+        "batch-variant, 8 heads, uniform, fp8 q, 70 rows (3 segments)");
+  check(make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {2, 1024}}), 48, 3505,
+        "batch-variant, HCA 128K, q_len 2, 48 rows (5 segments)");
 }
 
 // More segments than the combine kernel loads at once (combine_shape: batches of 40): 68

@@ -35,8 +35,8 @@ TEST(Sanitized, RepresentativeSubset) {
   }
 }
 
-// Batch-variant mode's few-row split: 20 one-tile segments a row, so the combine kernel's
-// two-dims-a-thread shape.
+// Batch-variant mode's few-row split (20 one-tile segments a row, so the combine kernel's
+// two-dims-a-thread shape) and a wave split.
 TEST(Sanitized, BatchVariantFewRowSplit) {
   SMLA_REQUIRE_GPU();
   smla_context* ctx = nullptr;
@@ -50,6 +50,8 @@ TEST(Sanitized, BatchVariantFewRowSplit) {
   const smla_problem p =
       make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}});
   check_case(spec_for(p, 2, 1100), "sanitized, few-row split", exact, ctx);
+  // 60 rows: the wave split of 3 segments of 7 tiles.
+  check_case(spec_for(p, 60, 1101), "sanitized, wave split", exact, ctx);
   smla_context_destroy(ctx);
 }
 

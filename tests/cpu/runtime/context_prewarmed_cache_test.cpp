@@ -115,10 +115,11 @@ TEST_F(ContextPrewarmedCache, MissingFastPathKernelIsNotReadyInBatchVariantModeO
 
 TEST_F(ContextPrewarmedCache, MissingFewRowKernelsAreNotReadyInBatchVariantModeOnly) {
   // 16 heads: the few-row split adds its decode and combine kernels (loaded first, so named),
-  // the fast path its one-segment kernel.
+  // the two wave splits theirs, the fast path its one-segment kernel.
   const smla_problem problem = split_problem();
   ASSERT_TRUE(few_row_split(problem).has_value());
-  expect_batch_variant_kernels_missing(problem, 4, 3, ".seg1.");
+  ASSERT_EQ(wave_splits(problem).size(), 2u);
+  expect_batch_variant_kernels_missing(problem, 4, 7, ".seg1.");
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // decode_tiles is the one place that picks a problem's tile, narrow splits and batch-variant fast
 // path for smla_prepare and for smla bench's label: the default tile and its narrow splits, in
-// batch-variant mode the few-row split before them and a whole-row fast path (the wgmma kernel
-// for sm_90a and 64-head multiples on an fp8 layout, else the default tile with one segment),
-// or the tile SMLA_TILE forces (then alone), and an unparsable SMLA_TILE is an error.
-// batch_invariant_mode reads SMLA_BATCH_INVARIANT over the option.
+// batch-variant mode the few-row split before them, the wave splits after them and a whole-row
+// fast path (the wgmma kernel for sm_90a and 64-head multiples on an fp8 layout, else the
+// default tile with one segment), or the tile SMLA_TILE forces (then alone), and an unparsable
+// SMLA_TILE is an error. batch_invariant_mode reads SMLA_BATCH_INVARIANT over the option.
 #include <string>
 
 #include "context_fixture.h"
@@ -66,15 +66,19 @@ TEST(DecodeTiles, BatchVariantModeAddsAWholeRowKernel) {
   expect_one_segment("sm_90a", bf16);
 }
 
-TEST(DecodeTiles, BatchVariantModePutsTheFewRowSplitFirst) {
+TEST(DecodeTiles, BatchVariantModePutsTheFewRowSplitFirstAndTheWaveSplitsLast) {
   ScopedEnv unset("SMLA_TILE", nullptr);
   const smla_problem problem = split_problem();
   DecodeTiles invariant, variant;
   ASSERT_TRUE(decode_tiles("sm_100a", problem, true, &invariant));
   ASSERT_TRUE(decode_tiles("sm_100a", problem, false, &variant));
-  ASSERT_EQ(variant.narrow.size(), invariant.narrow.size() + 1);
+  const std::vector<NarrowSplit> waves = wave_splits(problem);
+  ASSERT_FALSE(waves.empty());
+  ASSERT_EQ(variant.narrow.size(), invariant.narrow.size() + 1 + waves.size());
   EXPECT_EQ(texts({variant.narrow[0]}), texts({*few_row_split(problem)}));
-  EXPECT_EQ(texts({variant.narrow.begin() + 1, variant.narrow.end()}), texts(invariant.narrow));
+  const auto middle = variant.narrow.begin() + 1 + invariant.narrow.size();
+  EXPECT_EQ(texts({variant.narrow.begin() + 1, middle}), texts(invariant.narrow));
+  EXPECT_EQ(texts({middle, variant.narrow.end()}), texts(waves));
   EXPECT_EQ(variant.tile.text(), invariant.tile.text());
 }
 

@@ -1,0 +1,61 @@
+// Batch-variant mode's wave splits in the scheduler: after the few-row and narrow splits, the
+// default tile's own split while its grid fits one wave, then each wave split over its row
+// range (the last past the default's split bound), then whole rows; their workspace is covered.
+#include <gtest/gtest.h>
+
+#include "autotune/heuristics.h"
+#include "cpu/codegen/dsv4_problems.h"
+#include "runtime/decode_scheduler.h"
+#include "support/scoped_env.h"
+
+namespace smla {
+namespace {
+
+TEST(DecodeSchedulerWave, EachRowCountRunsTheMostSegmentsThatFitAWave) {
+  test::ScopedEnv unset("SMLA_TILE", nullptr);
+  const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);  // 36 tiles
+  DecodeTiles tiles;
+  ASSERT_TRUE(decode_tiles("sm_100a", problem, /*batch_invariant=*/false, &tiles).ok());
+  // The few-row split, the 8-head narrow split, then three wave splits.
+  ASSERT_EQ(tiles.narrow.size(), 5u);
+  const KernelKey key = KernelKey::decode("sm_100a", problem, tiles.tile);
+  const DecodeScheduler scheduler(key, tiles.narrow, tiles.fast);
+  for (int rows = 1; rows <= 300; ++rows) {
+    SCOPED_TRACE(rows);
+    const DecodeLaunch launch = scheduler.plan(rows);
+    const int expected_narrow = rows <= 3     ? 0
+                                : rows <= 7   ? 1
+                                : rows <= 29  ? -1
+                                : rows <= 52  ? 2
+                                : rows <= 88  ? 3
+                                : rows <= 132 ? 4
+                                              : -1;
+    EXPECT_EQ(launch.narrow, expected_narrow);
+    // The last wave split reaches past the default's split bound (96 rows); then whole rows.
+    EXPECT_EQ(launch.split, rows <= 132);
+    EXPECT_EQ(launch.fast, rows > 132);
+    const int segments = expected_narrow == 2   ? 5
+                         : expected_narrow == 3 ? 3
+                         : expected_narrow == 4 ? 2
+                                                : 0;
+    if (segments > 0) {
+      EXPECT_EQ(launch.decode_blocks, rows * segments);
+      EXPECT_LE(launch.decode_blocks, kOneWaveCtas);
+      EXPECT_EQ(launch.workspace_bytes,
+                static_cast<size_t>(rows) * segments * partial_item_floats(16) * sizeof(float));
+    }
+    if (expected_narrow == -1 && rows <= 29) EXPECT_EQ(launch.decode_blocks, rows * 9);
+    EXPECT_GE(scheduler.workspace_bytes(300), launch.workspace_bytes);
+  }
+}
+
+TEST(DecodeSchedulerWave, BatchInvariantModeHasNone) {
+  test::ScopedEnv unset("SMLA_TILE", nullptr);
+  const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
+  DecodeTiles tiles;
+  ASSERT_TRUE(decode_tiles("sm_100a", problem, /*batch_invariant=*/true, &tiles).ok());
+  EXPECT_EQ(tiles.narrow.size(), 1u);  // the 8-head narrow split only
+}
+
+}  // namespace
+}  // namespace smla
