@@ -101,12 +101,11 @@ std::optional<NarrowSplit> few_row_split(const smla_problem& problem) {
 std::vector<NarrowSplit> wave_splits(const smla_problem& problem) {
   std::vector<NarrowSplit> splits;
   const TileConfig tile = default_tile_config(problem);
-  if (tile.min_blocks_per_sm != 2 || tile.segment_tiles * tile.tile_entries != kSegmentEntries) {
-    return splits;
-  }
+  if (tile.segment_tiles * tile.tile_entries != kSegmentEntries) return splits;
+  const int wave = kWaveSms * tile.min_blocks_per_sm;
   const int head_groups = ceil_div(problem.num_heads, tile.heads_per_cta);
   const DecodeGeometry geometry = KernelKey::decode("", problem, tile).geometry();
-  int min_rows = kOneWaveCtas / (geometry.segments * head_groups) + 1;
+  int min_rows = wave / (geometry.segments * head_groups) + 1;
   int previous = geometry.segments;
   for (int k = 2; k * tile.segment_tiles < geometry.tiles; ++k) {
     NarrowSplit split{tile, 0, min_rows};
@@ -115,7 +114,7 @@ std::vector<NarrowSplit> wave_splits(const smla_problem& problem) {
     const int segments = ceil_div(geometry.tiles, split.tile.segment_tiles);
     if (segments >= previous || segments < 2) continue;
     previous = segments;
-    split.max_rows = kOneWaveCtas / (segments * head_groups);
+    split.max_rows = wave / (segments * head_groups);
     if (split.max_rows < min_rows) continue;
     splits.push_back(split);
     min_rows = split.max_rows + 1;

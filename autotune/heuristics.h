@@ -43,24 +43,25 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
 // (160 a row), rows 1 / 2: 7.50 / 11.92 against 11.14 / 11.81. HCA at 1M context, 16 heads
 // (segments of 7 tiles, 76 CTAs a row): one row 15.43 against 41.61.
 std::optional<NarrowSplit> few_row_split(const smla_problem& problem);
-constexpr int kOneWaveCtas = 264;  // two CTAs on each of an H200's 132 SMs
-constexpr int kFewRowCtas = kOneWaveCtas;
+constexpr int kWaveSms = 132;  // an H200's SMs: a grid of one CTA (per slot) on each is a wave
+constexpr int kFewRowCtas = 2 * kWaveSms;
 constexpr int kFewRowSegments = 40;
 
 // Batch-variant mode's splits between few rows and whole rows: where the default tile's split
-// grid (rows x segments x head groups) would pass one wave of kOneWaveCtas CTAs, the default
-// tile with fewer, longer segments (balanced: ceil(tiles / n) tiles for n segments), the most
-// segments whose grid still fits the wave; in order of falling segment counts, each serving
-// the rows between the previous one's bound and its own. Only for default tiles of two CTAs
-// per SM (the wave is theirs) and of the 128-entry segments of CSA-sized rows. Their segments
-// are not the default's, so a row's bits differ from those of other calls.
+// grid (rows x segments x head groups) would pass one wave (kWaveSms x the tile's CTAs per SM),
+// the default tile with fewer, longer segments (balanced: ceil(tiles / n) tiles for n
+// segments), the most segments whose grid still fits the wave; in order of falling segment
+// counts, each serving the rows between the previous one's bound and its own. Only for default
+// tiles of the 128-entry segments of CSA-sized rows. Their segments are not the default's, so a
+// row's bits differ from those of other calls.
 // NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: wave splits"): with
 // the segment lengths forced, the most segments that fit one wave was the fastest, or within
 // 1% of it, at every row count measured: 16 heads, 128 + 1024 entries, rows 24-96 (64 rows
 // 31.98 against the default's 40.09 us; 88 rows 33.28 against 47.63); 8 heads, 128 + 512,
-// rows 32-96 (64 rows 17.44 against 20.99). HCA rows at 1M context (default segments of 33
-// tiles) were slower with them at 34 and 89-96 rows (2 segments of 130 tiles at 96 rows:
-// 248.6 against 206.0), so wider rows keep the default split.
+// rows 32-96 (64 rows 17.44 against 20.99); 32 heads (heads-on-M kernel, one CTA per SM),
+// 128 + 1024, rows 8-96 (32 rows 30.35 against 46.24). HCA rows at 1M context (default
+// segments of 33 tiles) were slower with them at 34 and 89-96 rows (2 segments of 130 tiles
+// at 96 rows: 248.6 against 206.0), so wider rows keep the default split.
 std::vector<NarrowSplit> wave_splits(const smla_problem& problem);
 
 // The batch-variant fast path (smla_options.batch_invariant = 0): the tile that calls of many

@@ -85,7 +85,8 @@ TEST_F(DecodeBatchVariant, FewRowSplit) {
 
 // The wave splits: fewer, longer segments as rows grow, the most that fit one wave (16 heads of
 // 128 + 1024 entries: 5 segments from 30 rows, 3 from 53, 2 from 89 to 132), on both sides of
-// each switch; 8 heads on the uniform layout with fp8 q, and HCA rows at 128K context with MTP.
+// each switch; 8 heads on the uniform layout with fp8 q, the heads-on-M kernel (whose wave is
+// one CTA per SM) at 32 and 128 heads, and HCA rows at 128K context with MTP.
 TEST_F(DecodeBatchVariant, WaveSplits) {
   const smla_problem pro =
       make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
@@ -96,6 +97,10 @@ TEST_F(DecodeBatchVariant, WaveSplits) {
   check(pro, 132, 3506, "batch-variant, 132 rows (2 segments)");
   check(make_problem(8, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}}), 70, 3504,
         "batch-variant, 8 heads, uniform, fp8 q, 70 rows (3 segments)");
+  check(make_problem(32, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}}), 40, 3507,
+        "batch-variant, 32 heads (heads on M, one CTA per SM), 40 rows (3 segments)");
+  check(make_problem(128, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 1024}}), 16,
+        3508, "batch-variant, 128 heads, uniform, fp8 q, 16 rows (2 segments)");
   check(make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {2, 1024}}), 48, 3505,
         "batch-variant, HCA 128K, q_len 2, 48 rows (5 segments)");
 }

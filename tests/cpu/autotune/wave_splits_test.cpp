@@ -1,7 +1,7 @@
 // Batch-variant mode's wave splits (wave_splits): the default tile with fewer, balanced
 // segments, each serving the rows between the previous split's one-wave bound (the default
-// tile's first) and its own; none for default tiles of one CTA per SM, rows of one segment or
-// rows wider than CSA's (HCA at 1M context).
+// tile's first) and its own, a wave being one CTA per slot of the tile's CTAs per SM on every
+// SM; none for rows of one segment or rows wider than CSA's (HCA at 1M context).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -34,8 +34,9 @@ void expect_splits(const smla_problem& problem, const std::vector<ExpectedSplit>
     EXPECT_EQ(splits[i].min_rows, expected[i].min_rows);
     EXPECT_EQ(splits[i].max_rows, expected[i].max_rows);
     const int ctas_per_row = expected[i].segments * head_groups;
-    EXPECT_LE(splits[i].max_rows * ctas_per_row, kOneWaveCtas);
-    EXPECT_GT((splits[i].max_rows + 1) * ctas_per_row, kOneWaveCtas);
+    const int wave = kWaveSms * tile.min_blocks_per_sm;
+    EXPECT_LE(splits[i].max_rows * ctas_per_row, wave);
+    EXPECT_GT((splits[i].max_rows + 1) * ctas_per_row, wave);
   }
 }
 
@@ -47,14 +48,18 @@ TEST(WaveSplits, FewerLongerSegmentsAsRowsGrow) {
   expect_splits(test::dsv4_compressed_problem(8, 64, 512), {{7, 3, 53, 88}, {10, 2, 89, 132}});
   // 12 heads: one 16-head group, as 16 heads.
   expect_splits(test::dsv4_compressed_problem(12, 64, 512), {{7, 3, 53, 88}, {10, 2, 89, 132}});
+  // 32 heads: the heads-on-M kernel, one CTA per SM, 18 tiles of 64 in 9 default segments.
+  expect_splits(test::dsv4_compressed_problem(32, 64, 1024),
+                {{4, 5, 15, 26}, {6, 3, 27, 44}, {9, 2, 45, 66}});
+  // 128 heads: 4 head groups.
+  expect_splits(test::dsv4_compressed_problem(128, 64, 1024),
+                {{4, 5, 4, 6}, {6, 3, 7, 11}, {9, 2, 12, 16}});
   // HCA at 128K context: 36 tiles, as CSA rows.
   expect_splits(test::dsv4_compressed_problem(16, 2, 1024),
                 {{8, 5, 30, 52}, {12, 3, 53, 88}, {18, 2, 89, 132}});
 }
 
-TEST(WaveSplits, NoneForOneCtaPerSmOneSegmentOrWideRows) {
-  // The heads-on-M kernel above 16 heads: one CTA per SM.
-  EXPECT_TRUE(wave_splits(test::dsv4_compressed_problem(32, 64, 1024)).empty());
+TEST(WaveSplits, NoneForOneSegmentOrWideRows) {
   EXPECT_TRUE(wave_splits(test::dsv4_window_problem(16)).empty());  // 4 tiles, one segment
   // HCA at 1M context: 260 tiles in 8 default segments of 33, not of 128 entries.
   EXPECT_TRUE(wave_splits(test::dsv4_compressed_problem(16, 2, 8192)).empty());

@@ -104,13 +104,15 @@ void expect_batch_variant_kernels_missing(const smla_problem& problem, size_t in
   EXPECT_EQ(cached_key_texts(cache).size(), invariant_kernels + missing);
 }
 
-TEST_F(ContextPrewarmedCache, MissingFastPathKernelIsNotReadyInBatchVariantModeOnly) {
+TEST_F(ContextPrewarmedCache, MissingWaveAndFastPathKernelsAreNotReadyInBatchVariantModeOnly) {
   // 128 heads, 128 + 1024 entries: the default tile and its narrow split with their combine
-  // kernels; the fast path (batch_variant_tile) adds one, and no few-row split fits one wave.
+  // kernels; the wave splits add three with theirs (loaded first, so named), the fast path
+  // (batch_variant_tile) one, and no few-row split fits one wave.
   const smla_problem problem = test::dsv4_compressed_problem(128, 64, 1024);
   ASSERT_TRUE(batch_variant_tile("sm_90a", problem).has_value());
   ASSERT_FALSE(few_row_split(problem).has_value());
-  expect_batch_variant_kernels_missing(problem, 4, 1, ".wgmma");
+  ASSERT_EQ(wave_splits(problem).size(), 3u);
+  expect_batch_variant_kernels_missing(problem, 4, 7, ".seg4.");
 }
 
 TEST_F(ContextPrewarmedCache, MissingFewRowKernelsAreNotReadyInBatchVariantModeOnly) {

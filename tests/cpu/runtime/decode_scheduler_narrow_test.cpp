@@ -92,16 +92,20 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   const smla_problem window = test::dsv4_window_problem(16);  // one segment: nothing to split
   EXPECT_TRUE(narrow_splits(window, default_tile_config(window)).empty());
   // The narrow kernels are among those a prepare loads (and `smla cache build` prewarms).
-  // Four decode kernels (the default, the narrow split, batch-variant mode's few-row split and
-  // its one-segment fast path), then the combine kernels of the three that split.
+  // Seven decode kernels (the default, the narrow split, batch-variant mode's few-row split,
+  // its three wave splits and its one-segment fast path), then the combine kernels of the six
+  // that split.
   const std::vector<KernelKey> keys = default_problem_kernels("sm_90a", h32_problem);
-  ASSERT_EQ(keys.size(), 7u);
+  const std::vector<NarrowSplit> waves = wave_splits(h32_problem);
+  ASSERT_EQ(waves.size(), 3u);
+  ASSERT_EQ(keys.size(), 13u);
   EXPECT_EQ(keys[1].tile.heads_per_cta, 16);
   EXPECT_EQ(keys[1].tile.mma, MmaPath::kMmaSyncHeadsM);
   EXPECT_EQ(keys[2].tile.text(), few_row_split(h32_problem)->tile.text());
-  EXPECT_EQ(keys[3].tile.text(), batch_variant_tile("sm_90a", h32_problem)->text());
-  EXPECT_EQ(keys[5].family, KernelFamily::kCombine);
-  EXPECT_EQ(keys[5].tile.heads_per_cta, 16);
+  for (size_t i = 0; i < waves.size(); ++i) EXPECT_EQ(keys[3 + i].tile, waves[i].tile);
+  EXPECT_EQ(keys[6].tile.text(), batch_variant_tile("sm_90a", h32_problem)->text());
+  EXPECT_EQ(keys[8].family, KernelFamily::kCombine);
+  EXPECT_EQ(keys[8].tile.heads_per_cta, 16);
 }
 
 }  // namespace

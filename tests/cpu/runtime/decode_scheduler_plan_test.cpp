@@ -21,8 +21,9 @@ void check_plans(const KernelKey& key) {
   for (int rows : {1, 2, 3, 5, 6, 7, 12, 16, 24, 47, 48, 49, 95, 96, 97, 100, 1024, 1 << 24}) {
     SCOPED_TRACE(rows);
     const DecodeLaunch plan = scheduler.plan(rows);
-    const bool split = segments > 1 && rows * head_groups <= DecodeScheduler::kSplitCtaLimit &&
-                       rows * segments * head_groups * item_floats * 4 <= DecodeScheduler::kWorkspaceLimit;
+    const bool split =
+        segments > 1 && rows * head_groups <= DecodeScheduler::kSplitCtaLimit &&
+        rows * segments * head_groups * item_floats * 4 <= DecodeScheduler::kWorkspaceLimit;
     EXPECT_EQ(plan.split, split);
     EXPECT_EQ(scheduler.splits(rows), split);
     if (split) {
