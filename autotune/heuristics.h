@@ -70,7 +70,8 @@ std::vector<NarrowSplit> wave_splits(const smla_problem& problem);
 //   heads per CTA). A call runs it when its grid (rows x 64-head groups) has at least
 //   kBatchVariantCtas CTAs: about where its one-wave time (flat up to 132 CTAs on an H200) meets
 //   the default tiles' (measured: 128 heads from 32 rows, 64 heads from 64 rows;
-//   docs/PERFORMANCE.md, "Batch-variant mode");
+//   docs/PERFORMANCE.md, "Batch-variant mode"), or earlier, right past the wave splits, where
+//   those end first (64 heads of CSA rows from 34 rows, 128 heads from 17);
 // - else, for rows the default cuts into 128-entry segments, the default tile with one segment
 //   a row: no folds. A call runs it where no split runs (past the wave splits).
 //   NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: whole rows in one

@@ -19,6 +19,7 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
   // A narrow split differs in its heads per CTA, and (batch-variant mode's few-row and wave
   // splits) in its segments. Its max_rows bound its grid already.
   int64_t last_split_rows = max_split_rows_;
+  int64_t last_wave_rows = 0;  // the wave splits' (the entries with a lower row bound) largest
   for (const NarrowSplit& split : narrow) {
     KernelKey narrow_key = decode_key;
     narrow_key.tile = split.tile;
@@ -29,11 +30,19 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
         std::min<int64_t>(split.max_rows, max_fitting_rows(heads_per_cta, head_groups, segments));
     narrow_.push_back({heads_per_cta, head_groups, segments, max_rows, split.min_rows});
     if (max_rows >= split.min_rows) last_split_rows = std::max(last_split_rows, max_rows);
+    if (split.min_rows > 1 && max_rows >= split.min_rows) {
+      last_wave_rows = std::max(last_wave_rows, max_rows);
+    }
   }
   if (fast) {
     fast_head_groups_ = ceil_div(heads_, fast->heads_per_cta);
-    fast_min_rows_ = fast->mma == MmaPath::kWgmma ? ceil_div(kBatchVariantCtas, fast_head_groups_)
-                                                  : last_split_rows + 1;
+    // NOTE: the wgmma kernel's time is flat up to one wave, so past the wave splits it beats
+    // the default split and ties whole rows (measured: docs/PERFORMANCE.md, "The heads-on-M
+    // kernel, one CTA per SM").
+    const int64_t wgmma_rows = ceil_div(kBatchVariantCtas, fast_head_groups_);
+    fast_min_rows_ = fast->mma != MmaPath::kWgmma ? last_split_rows + 1
+                     : last_wave_rows > 0         ? std::min(wgmma_rows, last_wave_rows + 1)
+                                                  : wgmma_rows;
   }
 }
 

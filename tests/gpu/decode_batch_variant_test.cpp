@@ -28,22 +28,27 @@ class DecodeBatchVariant : public ::testing::Test {
   smla_context* ctx_ = nullptr;
 };
 
-// 128 heads (two 64-head CTAs a row): rows from 32 run the wgmma kernel.
+// 128 heads (two 64-head CTAs a row): rows from 17 (past the wave splits) run the wgmma kernel;
+// HCA rows at 1M context (no wave splits) from 32.
 TEST_F(DecodeBatchVariant, BothSidesOfTheSwitchAt128Heads) {
   const smla_problem p =
       make_problem(128, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
   check(p, 1, 3000, "batch-variant, 1 row (split)");
-  check(p, 31, 3001, "batch-variant, 31 rows (default tiles)");
-  check(p, 32, 3002, "batch-variant, 32 rows (fast path)");
+  check(p, 16, 3001, "batch-variant, 16 rows (wave split)");
+  check(p, 17, 3002, "batch-variant, 17 rows (fast path)");
   check(p, 130, 3003, "batch-variant, 130 rows (fast path)");
+  const smla_problem hca =
+      make_problem(128, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {2, 8192}});
+  check(hca, 31, 3004, "batch-variant, HCA 1M, 31 rows (default tiles)");
 }
 
-// 64 heads (one CTA a row): rows from 64; the uniform layout with fp8 q, and MTP rows.
+// 64 heads (one CTA a row): rows from 34 (past the wave splits); the uniform layout with fp8 q,
+// and MTP rows.
 TEST_F(DecodeBatchVariant, BothSidesOfTheSwitchAt64Heads) {
   const smla_problem p =
       make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}, {64, 512}});
-  check(p, 63, 3100, "batch-variant, 63 rows (default tiles)");
-  check(p, 64, 3101, "batch-variant, 64 rows (fast path)");
+  check(p, 33, 3100, "batch-variant, 33 rows (wave split)");
+  check(p, 34, 3101, "batch-variant, 34 rows (fast path)");
   const smla_problem mtp =
       make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {2, 1024}});
   check(mtp, 140, 3102, "batch-variant, q_len 2, HCA pages of 2 (fast path)");

@@ -49,6 +49,26 @@ TEST(DecodeSchedulerWave, EachRowCountRunsTheMostSegmentsThatFitAWave) {
   }
 }
 
+// On sm_90a the wgmma kernel follows the last wave split where that comes before its own
+// switch (kBatchVariantCtas): 64 heads from 34 rows instead of 64, 128 heads from 17 instead
+// of 32; HCA rows at 1M context have no wave splits and keep the switch.
+TEST(DecodeSchedulerWave, TheWgmmaKernelFollowsTheWaveSplits) {
+  test::ScopedEnv unset("SMLA_TILE", nullptr);
+  const auto first_fast_rows = [](const smla_problem& problem) {
+    DecodeTiles tiles;
+    EXPECT_TRUE(decode_tiles("sm_90a", problem, /*batch_invariant=*/false, &tiles).ok());
+    const DecodeScheduler scheduler(KernelKey::decode("sm_90a", problem, tiles.tile), tiles.narrow,
+                                    tiles.fast);
+    int rows = 1;
+    while (rows < 1000 && !scheduler.plan(rows).fast) ++rows;
+    for (int more = rows; more < rows + 300; ++more) EXPECT_TRUE(scheduler.plan(more).fast);
+    return rows;
+  };
+  EXPECT_EQ(first_fast_rows(test::dsv4_compressed_problem(64, 64, 512)), 34);
+  EXPECT_EQ(first_fast_rows(test::dsv4_compressed_problem(128, 64, 1024)), 17);
+  EXPECT_EQ(first_fast_rows(test::dsv4_compressed_problem(128, 2, 8192)), 32);
+}
+
 TEST(DecodeSchedulerWave, BatchInvariantModeHasNone) {
   test::ScopedEnv unset("SMLA_TILE", nullptr);
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
