@@ -82,8 +82,9 @@ std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla
 constexpr int kBatchVariantCtas = 64;
 
 // The kernels smla_prepare loads for `problem` on `arch` without a forced tile: the default
-// tile's decode kernel, the narrow splits', batch-variant mode's few-row split and fast path
-// (so a prewarmed cache serves both modes), and the combine kernel of each that has segments.
+// tile's decode kernel, the narrow splits', batch-variant mode's few-row split, wave splits and
+// fast path (so a prewarmed cache serves both modes), and the combine kernel of each that has
+// segments.
 std::vector<KernelKey> default_problem_kernels(const std::string& arch,
                                                const smla_problem& problem);
 

@@ -29,10 +29,9 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
     const int64_t max_rows =
         std::min<int64_t>(split.max_rows, max_fitting_rows(heads_per_cta, head_groups, segments));
     narrow_.push_back({heads_per_cta, head_groups, segments, max_rows, split.min_rows});
-    if (max_rows >= split.min_rows) last_split_rows = std::max(last_split_rows, max_rows);
-    if (split.min_rows > 1 && max_rows >= split.min_rows) {
-      last_wave_rows = std::max(last_wave_rows, max_rows);
-    }
+    if (max_rows < split.min_rows) continue;  // never runs
+    last_split_rows = std::max(last_split_rows, max_rows);
+    if (split.min_rows > 1) last_wave_rows = std::max(last_wave_rows, max_rows);
   }
   if (fast) {
     fast_head_groups_ = ceil_div(heads_, fast->heads_per_cta);
