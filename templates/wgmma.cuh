@@ -32,6 +32,85 @@ SMLA_DEVICE void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+// mbarriers in shared memory (`bar` a shared-window address), for the producer and consumer
+// warpgroups of the wgmma kernel. A wait on parity q returns once the phase of parity q has
+// completed, so a fresh barrier passes a wait on parity 1 at once. kCluster: the barrier also
+// takes arrivals from the other CTA of a cluster, so arrivals release and waits acquire at
+// cluster scope.
+SMLA_DEVICE void mbarrier_init(u32 bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+template <bool kCluster>
+SMLA_DEVICE void mbarrier_arrive(u32 bar) {
+  if (kCluster) {
+    asm volatile("mbarrier.arrive.release.cluster.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+  } else {
+    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+  }
+}
+template <bool kCluster>
+SMLA_DEVICE void mbarrier_wait(u32 bar, u32 parity) {
+  u32 done;
+  do {
+    if (kCluster) {
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p; }"
+          : "=r"(done)
+          : "r"(bar), "r"(parity)
+          : "memory");
+    } else {
+      asm volatile(
+          "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p; }"
+          : "=r"(done)
+          : "r"(bar), "r"(parity)
+          : "memory");
+    }
+  } while (done == 0u);
+}
+
+// Distributed shared memory (a cluster's CTAs): the address of this CTA's shared `address` in
+// CTA `rank`, stores and mbarrier arrivals there, and the cluster-wide barrier.
+SMLA_DEVICE u32 cluster_address(u32 address, u32 rank) {
+  u32 mapped;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(address), "r"(rank));
+  return mapped;
+}
+SMLA_DEVICE void cluster_store(u32 address, uint4 v) {
+  asm volatile("st.shared::cluster.v4.u32 [%0], {%1, %2, %3, %4};" ::"r"(address), "r"(v.x),
+               "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+SMLA_DEVICE void cluster_store_byte(u32 address, u32 v) {
+  asm volatile("st.shared::cluster.u8 [%0], %1;" ::"r"(address), "r"(v) : "memory");
+}
+SMLA_DEVICE void cluster_arrive(u32 cluster_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(cluster_bar)
+               : "memory");
+}
+SMLA_DEVICE void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
+}
+// Makes initialized mbarriers visible to the cluster (before the first cluster_sync).
+SMLA_DEVICE void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// Orders this thread's shared-memory writes, the other CTA's included, before the async
+// proxy's reads (wgmma operands).
+SMLA_DEVICE void fence_proxy_async_all() { asm volatile("fence.proxy.async;" ::: "memory"); }
+
+// Moves this warpgroup's register budget (all its threads call it; multiples of 8).
+template <int kRegisters>
+SMLA_DEVICE void raise_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegisters));
+}
+template <int kRegisters>
+SMLA_DEVICE void lower_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegisters));
+}
+
 // NOTE: the accumulators of an issued wgmma belong to the tensor cores until wgmma_wait; this
 // empty asm ties each register to the point where it is called, so the compiler moves no read
 // or write of them across the issue or the wait.
