@@ -133,7 +133,7 @@ std::optional<TileConfig> wgmma_whole_row_tile(const std::string& arch,
   if (arch != "sm_90a" || problem.num_heads % 64 != 0) return std::nullopt;
   TileConfig tile;
   tile.heads_per_cta = 64;
-  tile.warps = 12;
+  tile.warps = 8;
   tile.tile_entries = 64;
   tile.stages = 2;
   tile.min_blocks_per_sm = 1;

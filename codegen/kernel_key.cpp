@@ -104,8 +104,8 @@ std::string KernelKey::unsupported_tile() const {
   if (t.mma == MmaPath::kWgmma) {
     if (!arch.empty() && arch != "sm_90a") return "wgmma runs on sm_90a only";
     if (layout == SMLA_KV_BF16) return "wgmma takes the fp8 layouts only";
-    if (t.heads_per_cta != 64 || t.warps != 12 || t.tile_entries != 64 || t.stages != 2) {
-      return "wgmma runs 64 heads per CTA, 12 warps over 64-entry tiles, two stages";
+    if (t.heads_per_cta != 64 || t.warps != 8 || t.tile_entries != 64 || t.stages != 2) {
+      return "wgmma runs 64 heads per CTA, 8 warps over 64-entry tiles, two stages";
     }
     if (geometry().segments != 1) {
       return "wgmma runs whole rows: segment tiles must cover a row's tiles";

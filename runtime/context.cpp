@@ -170,7 +170,6 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   const bool decode = key.family == KernelFamily::kDecode;
   kernel->threads = decode ? key.geometry().threads : combine_shape(key.tile.segment_tiles).threads;
   kernel->smem_bytes = decode ? key.geometry().smem_bytes : 0;
-  kernel->cluster_ctas = decode ? decode_cluster_ctas(key.shape(), key.heads) : 1;
   ScopedCurrentContext current(*driver_, cu_context_);
   SMLA_TRY(driver_->check(driver_->cuModuleLoadData(&kernel->module, built.cubin.data()),
                           "cuModuleLoadData"));
@@ -338,14 +337,6 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(decode.smem_bytes);
   config.hStream = stream;
-  CUlaunchAttribute cluster{};
-  if (decode.cluster_ctas > 1) {  // grids of whole clusters: decode_blocks is a multiple
-    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster.value.clusterDim.x = static_cast<unsigned>(decode.cluster_ctas);
-    cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-  }
   SMLA_TRY(driver_->check(driver_->cuLaunchKernelEx(&config, decode.function, kernel_args, nullptr),
                           "cuLaunchKernelEx(decode)"));
   if (!plan.split) return Status::ok();

@@ -62,7 +62,6 @@ class Context {
     CUfunction function = nullptr;
     int threads = 0;
     int smem_bytes = 0;
-    int cluster_ctas = 1;  // CTAs per cluster (decode_cluster_ctas)
   };
   struct KernelPair {
     LoadedKernel decode;

@@ -65,7 +65,7 @@ struct DecodeGeometry {
   // Byte offsets into dynamic shared memory.
   int raw_offset, scale_offset, query_offset, query_factor_offset, prob_offset, rope_prob_offset,
       value_factor_offset, total_offset, exchange_offset, reduce_offset, fold_offset, valid_offset,
-      keys_offset, barrier_offset, smem_bytes;
+      keys_offset, smem_bytes;
 };
 
 SMLA_HOST_DEVICE constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -143,10 +143,9 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry heads_m_geometry(const DecodeShape& s)
 
 // The wgmma kernel's map (decode_wgmma_kernel.cuh). Its operands of the products come first,
 // from a 1024-byte aligned base the kernel finds at run time (the 128-byte swizzle works on
-// address bits): the query (bf16), `stages` buffers of a tile's keys dequantized to bf16 (the
-// values of P V too), P (bf16); then per head the (max, sum) and the tile's rescale factor, per
-// buffer the entries' validity, and per buffer two mbarriers (filled, emptied). No raw ring:
-// the producer warpgroup dequantizes from its registers. Whole rows only: one segment.
+// address bits): the query (bf16), the tile's keys dequantized to bf16 (one buffer: the values
+// of P V too), P (bf16); then the raw ring of the gather, and per head the (max, sum) and the
+// tile's rescale factor. Whole rows only: one segment.
 SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   DecodeGeometry g{};
   geometry_counts(s, g);
@@ -154,24 +153,20 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   g.query_offset = offset;
   offset += s.heads_per_cta * kHeadDim * 2;
   g.keys_offset = offset;
-  offset += s.stages * s.tile_entries * kHeadDim * 2;
+  offset += s.tile_entries * kHeadDim * 2;
   g.prob_offset = offset;
   offset += s.heads_per_cta * s.tile_entries * 2;
   offset += 1024;  // room to align the base
+  g.raw_offset = offset;
+  offset += s.stages * s.tile_entries * g.entry_bytes;
+  g.scale_offset = offset;
+  offset += s.layout == kLayoutPacked ? s.stages * s.tile_entries * 8 : 0;
   g.reduce_offset = offset;
   offset += s.heads_per_cta * 3 * 4;
   g.valid_offset = offset;
   offset += s.stages * s.tile_entries;
-  g.barrier_offset = align_up(offset, 8);
-  offset = g.barrier_offset + s.stages * 2 * 8;
   g.smem_bytes = align_up(offset, 16);
   return g;
-}
-
-// CTAs per cluster: the wgmma kernel's two head groups of a 128-head row share a cluster, whose
-// producers each dequantize half of every tile for both (decode_wgmma_kernel.cuh).
-SMLA_HOST_DEVICE constexpr int decode_cluster_ctas(const DecodeShape& s, int num_heads) {
-  return s.wgmma && ceil_div(num_heads, s.heads_per_cta) == 2 ? 2 : 1;
 }
 
 SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) {

@@ -11,7 +11,7 @@
 namespace smla::gpu_test {
 namespace {
 
-constexpr const char* kWgmmaTile = "hg64.w12.te64.st2.seg256.mb1.wgmma";
+constexpr const char* kWgmmaTile = "hg64.w8.te64.st2.seg256.mb1.wgmma";
 
 class DecodeWgmma : public ::testing::Test {
  protected:

@@ -68,12 +68,12 @@ TEST(TileConfigRoundTrip, HeadsOnMPath) {
 TEST(TileConfigRoundTrip, WgmmaPath) {
   TileConfig config;
   config.heads_per_cta = 64;
-  config.warps = 12;
+  config.warps = 8;
   config.stages = 2;
   config.segment_tiles = 256;
   config.mma = MmaPath::kWgmma;
-  check_round_trip(config, "hg64.w12.te64.st2.seg256.mb1.wgmma");
-  EXPECT_FALSE(TileConfig::parse("hg64.w12.te64.st2.seg256.mb1.wgmma2").has_value());
+  check_round_trip(config, "hg64.w8.te64.st2.seg256.mb1.wgmma");
+  EXPECT_FALSE(TileConfig::parse("hg64.w8.te64.st2.seg256.mb1.wgmma2").has_value());
 }
 
 TEST(TileConfigRoundTrip, EqualityIsFieldEquality) {

@@ -35,7 +35,7 @@ TEST(DecodeTiles, BatchVariantModeAddsAWholeRowKernel) {
   DecodeTiles tiles;
   ASSERT_TRUE(decode_tiles("sm_90a", pro, false, &tiles));
   ASSERT_TRUE(tiles.fast.has_value());
-  EXPECT_EQ(tiles.fast->text(), "hg64.w12.te64.st2.seg18.mb1.wgmma");  // 2 + 16 tiles: whole rows
+  EXPECT_EQ(tiles.fast->text(), "hg64.w8.te64.st2.seg18.mb1.wgmma");  // 2 + 16 tiles: whole rows
   EXPECT_EQ(tiles.tile.text(), default_tile_config(pro).text());
   EXPECT_EQ(KernelKey::decode("sm_90a", pro, *tiles.fast).unsupported_tile(), "");
   smla_problem uneven = test::dsv4_compressed_problem(64, 2, 300);  // 2 + 5 tiles of 64
