@@ -46,6 +46,16 @@ class DecodeScheduler {
   // narrow splits: their own row bounds and that). So the workspace is at most 32 MiB for any
   // problem.
   static constexpr int64_t kSplitCtaLimit = 96;
+  // NOTE: and while the split grid's waves (kWaveSms x the tile's CTAs per SM) stay within
+  // tiles / (segment tiles + kSplitOverheadTiles): a split call takes about a wave's segment
+  // plus ~2 tiles' time (its partials, the combine) per wave, whole rows their tiles' time
+  // while they fit one wave. Measured on the H200 for the heads-on-M kernel (one CTA per SM,
+  // 2-tile segments; docs/PERFORMANCE.md, "Where the default split ends"): 64 heads of
+  // 128 + 512 entries split up to 26 rows (28 / 48 rows whole: 41.32 / 42.74 us against split
+  // 43.32 / 64.18), 128 heads of 128 + 1024 up to 14 (split 63.04 against whole 67.45), 32
+  // heads up to 58 (56 rows: 68.38 split, 68.08 whole). The bound is above kSplitCtaLimit's
+  // for the entries-on-M kernels of 16 heads and fewer, where that one was measured.
+  static constexpr int64_t kSplitOverheadTiles = 2;
   static constexpr int64_t kWorkspaceLimit = 32ll << 20;
 
   DecodeLaunch plan(int num_rows) const;
@@ -59,6 +69,8 @@ class DecodeScheduler {
 
  private:
   DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups, int segments) const;
+  // The most rows whose split grid fits the waves above (0 for kernels of one segment).
+  int64_t wave_split_rows(int min_blocks_per_sm) const;
   // The most rows whose split partials fit kWorkspaceLimit (0 for kernels of one segment).
   int64_t max_fitting_rows(int heads_per_cta, int head_groups, int segments) const;
 

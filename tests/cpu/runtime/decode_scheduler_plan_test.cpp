@@ -1,5 +1,6 @@
 // DecodeScheduler::plan: a call splits its rows into segments iff the kernel has more than one
-// segment, rows * head_groups <= kSplitCtaLimit and the partials fit kWorkspaceLimit; the grids
+// segment, rows * head_groups <= kSplitCtaLimit, the split grid's waves stay within
+// tiles / (segment tiles + kSplitOverheadTiles) and the partials fit kWorkspaceLimit; the grids
 // and the workspace follow from that choice and the kernel's shape alone.
 #include <gtest/gtest.h>
 
@@ -16,6 +17,10 @@ void check_plans(const KernelKey& key) {
   const int64_t head_groups = (heads + key.tile.heads_per_cta - 1) / key.tile.heads_per_cta;
   const int64_t segments = key.geometry().segments;
   const int64_t item_floats = key.tile.heads_per_cta * (SMLA_HEAD_DIM + 2);
+  const int64_t tiles = key.geometry().tiles;
+  const int64_t waves =
+      tiles / ((tiles + segments - 1) / segments + DecodeScheduler::kSplitOverheadTiles);
+  const int64_t wave_ctas = 132 * key.tile.min_blocks_per_sm;
   EXPECT_EQ(scheduler.head_groups(), head_groups);
   EXPECT_EQ(scheduler.geometry().segments, segments);
   for (int rows : {1, 2, 3, 5, 6, 7, 12, 16, 24, 47, 48, 49, 95, 96, 97, 100, 1024, 1 << 24}) {
@@ -23,6 +28,7 @@ void check_plans(const KernelKey& key) {
     const DecodeLaunch plan = scheduler.plan(rows);
     const bool split =
         segments > 1 && rows * head_groups <= DecodeScheduler::kSplitCtaLimit &&
+        rows * segments * head_groups <= waves * wave_ctas &&
         rows * segments * head_groups * item_floats * 4 <= DecodeScheduler::kWorkspaceLimit;
     EXPECT_EQ(plan.split, split);
     EXPECT_EQ(scheduler.splits(rows), split);
@@ -64,6 +70,30 @@ TEST(DecodeSchedulerPlan, SplitLimitExamples) {
   EXPECT_EQ(scheduler.plan(14).decode_blocks, 14 * 9 * 4);
   EXPECT_EQ(scheduler.plan(14).combine_blocks, 14 * 128);
   EXPECT_EQ(scheduler.plan(15).decode_blocks, 15 * 4);
+}
+
+TEST(DecodeSchedulerPlan, WaveBoundOfTheHeadsOnMKernel) {
+  // The default tiles (the heads-on-M kernel, one CTA per SM, 2-tile segments): a split call's
+  // waves of 132 CTAs stay within tiles / (2 + 2). DSv4-Flash TP 1 CSA (64 heads, 128 + 512:
+  // 10 tiles, 5 segments, 2 head groups): 2 waves, 26 rows. DSv4-Pro TP 1 (128 heads,
+  // 128 + 1024: 18 tiles, 9 segments, 4 groups): 4 waves, 14 rows. Pro TP 4 (32 heads): 4 waves
+  // would allow 58 rows; the 32 MiB of partials allow 56.
+  struct Case {
+    int heads, width, rows;
+  };
+  for (const Case c : {Case{64, 512, 26}, Case{128, 1024, 14}, Case{32, 1024, 56}}) {
+    const smla_problem problem = test::dsv4_compressed_problem(c.heads, 64, c.width);
+    const DecodeScheduler scheduler(
+        KernelKey::decode("sm_90a", problem, default_tile_config(problem)));
+    SCOPED_TRACE(c.heads);
+    EXPECT_EQ(scheduler.max_split_rows(), c.rows);
+    EXPECT_TRUE(scheduler.splits(c.rows));
+    EXPECT_FALSE(scheduler.splits(c.rows + 1));
+  }
+  // 16 heads (the entries-on-M kernel, two CTAs per SM): kSplitCtaLimit binds, as before.
+  const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
+  const DecodeScheduler scheduler(KernelKey::decode("sm_90a", problem, default_tile_config(problem)));
+  EXPECT_EQ(scheduler.max_split_rows(), 96);
 }
 
 }  // namespace
