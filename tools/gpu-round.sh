@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU round on the H200 machine (shared/GPU.md): run from the repository root of the copy
 # there, with the binaries and a prewarmed cache built here in carry/ (tools/gpu-carry.sh).
-#   tools/gpu-round.sh [tests] [sanitize] [bench] [sass] [ncu] [ncu-sass] [ceiling]
+#   tools/gpu-round.sh [tests] [sanitize] [bench] [sass] [ncu] [ncu-sass] [ceiling] [wgmma-rate]
 #   (default: tests sanitize bench sass)
 # Logs and JSON go to $OUT; a short summary is printed last.
 set -u
@@ -66,6 +66,12 @@ if has ceiling; then
   # The gather ceiling against the KV pool's size (tools/gather_ceiling.cu).
   timeout 120 carry/gather_ceiling >"$OUT/ceiling.txt" 2>&1
   summary+=("ceiling: rc=$? $(tr -s ' ' <"$OUT/ceiling.txt" | tail -n +2 | tr '\n' ';')")
+fi
+if has wgmma-rate; then
+  # The wgmma kernel's products in isolation (tools/wgmma_rate.cu).
+  timeout 120 carry/wgmma_rate >"$OUT/wgmma_rate.txt" 2>&1
+  summary+=("wgmma-rate: rc=$?")
+  cat "$OUT/wgmma_rate.txt"
 fi
 if has sass; then
   # Dump the sm_100a cubins' SASS and count local-memory and MMA instructions.
