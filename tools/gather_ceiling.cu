@@ -14,21 +14,14 @@
 #include <random>
 #include <vector>
 
+#include "cuda_check.h"
+
 namespace {
 
 constexpr int kRowBytes = 576;
 constexpr int kRowsPerCall = 256 * 1152;  // 256 decode rows of 128 + 1024 entries
 constexpr int kSets = 8;                  // index tables rotated between calls
 constexpr int kThreads = 256;
-
-#define CHECK(call)                                                                      \
-  do {                                                                                   \
-    const cudaError_t e = (call);                                                        \
-    if (e != cudaSuccess) {                                                              \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
 
 __global__ void fill(uint4* pool, size_t words) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words;

@@ -11,19 +11,11 @@
 #include <cstdlib>
 
 #include "templates/wgmma.cuh"
+#include "tools/cuda_check.h"
 
 namespace {
 
 using namespace smla;
-
-#define CHECK(call)                                                                             \
-  do {                                                                                          \
-    const cudaError_t e = (call);                                                               \
-    if (e != cudaSuccess) {                                                                     \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e)); \
-      std::exit(1);                                                                             \
-    }                                                                                           \
-  } while (0)
 
 constexpr int kSteps = 32;            // k-steps of one S (512 dims)
 constexpr int kOperandBytes = 65536;  // 64 rows x 512 bf16 values, in 8 column blocks
@@ -32,7 +24,7 @@ constexpr int kIterations = 2000;
 // Each warpgroup runs kIterations rounds of kSteps products into kChains independent
 // accumulators (step k into chain k % kChains), waiting at the end of each round, like a tile's
 // S. kTransB 1 reads B MN-major (P V's values); kRegisterA takes A from registers (P V of
-// warpgroup 0). Thread 0 of each warpgroup writes its cycles per product.
+// warpgroup 0). Thread 0 of each warpgroup writes its cycles and nanoseconds.
 // With `other` set, warpgroup 1 does not multiply: it stores 64 KB to its own shared memory a
 // round (other 1) or loads 37 KB of random 16-byte chunks of `pool` a round (other 2), as the
 // wgmma kernel's dequantization does beside the products.
