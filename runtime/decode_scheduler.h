@@ -52,9 +52,9 @@ class DecodeScheduler {
   // while they fit one wave. Measured on the H200 for the heads-on-M kernel (one CTA per SM,
   // 2-tile segments; docs/PERFORMANCE.md, "Where the default split ends"): 64 heads of
   // 128 + 512 entries split up to 26 rows (28 / 48 rows whole: 41.32 / 42.74 us against split
-  // 43.32 / 64.18), 128 heads of 128 + 1024 up to 14 (split 63.04 against whole 67.45), 32
-  // heads up to 58 (56 rows: 68.38 split, 68.08 whole). The bound is above kSplitCtaLimit's
-  // for the entries-on-M kernels of 16 heads and fewer, where that one was measured.
+  // 43.32 / 64.18), 128 heads of 128 + 1024 up to 14 (split 63.04 against whole 67.45); for 32
+  // heads it allows 58 rows, the workspace 56 (56 rows: split 68.38, whole 68.08). For the
+  // entries-on-M kernels of 16 heads and fewer it is above kSplitCtaLimit's, measured there.
   static constexpr int64_t kSplitOverheadTiles = 2;
   static constexpr int64_t kWorkspaceLimit = 32ll << 20;
 
