@@ -92,7 +92,8 @@ TEST(DecodeSchedulerPlan, WaveBoundOfTheHeadsOnMKernel) {
   }
   // 16 heads (the entries-on-M kernel, two CTAs per SM): kSplitCtaLimit binds, as before.
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
-  const DecodeScheduler scheduler(KernelKey::decode("sm_90a", problem, default_tile_config(problem)));
+  const DecodeScheduler scheduler(
+      KernelKey::decode("sm_90a", problem, default_tile_config(problem)));
   EXPECT_EQ(scheduler.max_split_rows(), 96);
 }
 
