@@ -102,7 +102,7 @@ std::vector<NarrowSplit> wave_splits(const smla_problem& problem) {
   std::vector<NarrowSplit> splits;
   const TileConfig tile = default_tile_config(problem);
   if (tile.segment_tiles * tile.tile_entries != kSegmentEntries) return splits;
-  const int wave = kWaveSms * tile.min_blocks_per_sm;
+  const int wave = wave_ctas(tile);
   const int head_groups = ceil_div(problem.num_heads, tile.heads_per_cta);
   const DecodeGeometry geometry = KernelKey::decode("", problem, tile).geometry();
   int min_rows = wave / (geometry.segments * head_groups) + 1;

@@ -44,6 +44,8 @@ std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileCo
 // (segments of 7 tiles, 76 CTAs a row): one row 15.43 against 41.61.
 std::optional<NarrowSplit> few_row_split(const smla_problem& problem);
 constexpr int kWaveSms = 132;  // an H200's SMs: a grid of one CTA (per slot) on each is a wave
+// The CTAs of one wave of `tile`'s kernel: one on each slot (its CTAs per SM) of every SM.
+constexpr int wave_ctas(const TileConfig& tile) { return kWaveSms * tile.min_blocks_per_sm; }
 constexpr int kFewRowCtas = 2 * kWaveSms;
 constexpr int kFewRowSegments = 40;
 

@@ -14,9 +14,8 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
       head_groups_(ceil_div(decode_key.heads, heads_per_cta_)) {
-  max_split_rows_ =
-      std::min({kSplitCtaLimit / head_groups_, wave_split_rows(decode_key.tile.min_blocks_per_sm),
-                max_fitting_rows(heads_per_cta_, head_groups_, geometry_.segments)});
+  max_split_rows_ = std::min({kSplitCtaLimit / head_groups_, wave_split_rows(decode_key.tile),
+                              max_fitting_rows(heads_per_cta_, head_groups_, geometry_.segments)});
   // A narrow split differs in its heads per CTA, and (batch-variant mode's few-row and wave
   // splits) in its segments. Its max_rows bound its grid already.
   int64_t last_split_rows = max_split_rows_;
@@ -46,12 +45,11 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
   }
 }
 
-int64_t DecodeScheduler::wave_split_rows(int min_blocks_per_sm) const {
+int64_t DecodeScheduler::wave_split_rows(const TileConfig& tile) const {
   if (geometry_.segments < 2) return 0;
   const int64_t segment_tiles = ceil_div(geometry_.tiles, geometry_.segments);
   const int64_t waves = geometry_.tiles / (segment_tiles + kSplitOverheadTiles);
-  const int64_t wave_ctas = static_cast<int64_t>(kWaveSms) * min_blocks_per_sm;
-  return waves * wave_ctas / (static_cast<int64_t>(geometry_.segments) * head_groups_);
+  return waves * wave_ctas(tile) / (static_cast<int64_t>(geometry_.segments) * head_groups_);
 }
 
 int64_t DecodeScheduler::max_fitting_rows(int heads_per_cta, int head_groups, int segments) const {

@@ -70,7 +70,7 @@ class DecodeScheduler {
  private:
   DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups, int segments) const;
   // The most rows whose split grid fits the waves above (0 for kernels of one segment).
-  int64_t wave_split_rows(int min_blocks_per_sm) const;
+  int64_t wave_split_rows(const TileConfig& tile) const;
   // The most rows whose split partials fit kWorkspaceLimit (0 for kernels of one segment).
   int64_t max_fitting_rows(int heads_per_cta, int head_groups, int segments) const;
 
