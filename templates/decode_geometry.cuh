@@ -161,8 +161,8 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   offset += s.stages * s.tile_entries * g.entry_bytes;
   g.scale_offset = offset;
   offset += s.layout == kLayoutPacked ? s.stages * s.tile_entries * 8 : 0;
-  g.reduce_offset = offset;  // per warpgroup and head: the tile's maxima, the row's sums
-  offset += 2 * s.heads_per_cta * 2 * 4;
+  g.reduce_offset = offset;
+  offset += s.heads_per_cta * 3 * 4;
   g.valid_offset = offset;
   offset += s.stages * s.tile_entries;
   g.smem_bytes = align_up(offset, 16);

@@ -6,12 +6,11 @@
 // Per 64-entry tile, the gather ring of decode_common.cuh one tile ahead:
 // 1. Every thread dequantizes a share of its entry from the raw stage into one bf16 tile in the
 //    128-byte swizzle (e4m3 times its ue8m0 scale is exact in bf16; the packed rope is copied).
-// 2. Each warpgroup computes S = Q K^T for 32 of the tile's entries (64 heads x 32 entries over
-//    32 k-steps, both operands in shared memory) and their online softmax; the two share each
-//    head's tile maximum, so they keep the same references. Each keeps its P in bf16 registers
-//    and stores it in shared memory for the other.
+// 2. Warpgroup 0 computes S = Q K^T (64 heads x 64 entries over 32 k-steps, both operands in
+//    shared memory) and the online softmax per head, and keeps P in bf16 registers; it stores
+//    P and each head's rescale factor in shared memory for warpgroup 1.
 // 3. Each warpgroup accumulates O = P V over 256 of the 512 dims, V being the same bf16 tile
-//    read MN-major: with its own entries' P from registers, the other's from shared memory.
+//    read MN-major: warpgroup 0 with P from registers, warpgroup 1 from shared memory.
 //
 // The generated prologue defines namespace smla::cfg (see codegen/kernel_source.cpp).
 #pragma once
@@ -127,17 +126,17 @@ SMLA_DEVICE void dequantize_tile(const unsigned char* smem, unsigned char* keys,
   }
 }
 
-// S = Q K^T for the CTA's 64 heads and the warpgroup's 32 entries of the tile. Accumulator
-// 4j + e of a thread holds head 16 warp + g + 8 (e >> 1) and entry 32 group + 8j + 2c + (e & 1).
-SMLA_DEVICE void compute_scores(u32 query, u32 keys, float (&s)[16]) {
+// S = Q K^T for the CTA's 64 heads and the tile's 64 entries (warpgroup 0). Accumulator 4j + e
+// of a thread holds head 16 warp + g + 8 (e >> 1) and entry 8j + 2c + (e & 1).
+SMLA_DEVICE void compute_scores(u32 query, u32 keys, float (&s)[32]) {
   const u64 a = sw128_descriptor(query, 16, 1024), b = sw128_descriptor(keys, 16, 1024);
 #pragma unroll
-  for (int i = 0; i < 16; ++i) s[i] = 0.0f;
+  for (int i = 0; i < 32; ++i) s[i] = 0.0f;
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {
     const u32 offset = (kk / 4) * kBlockBytes + (kk % 4) * 32;
-    wgmma_ss_n32(s, advance_descriptor(a, offset), advance_descriptor(b, offset), kk > 0 ? 1 : 0);
+    wgmma_ss<0>(s, advance_descriptor(a, offset), advance_descriptor(b, offset), kk > 0 ? 1 : 0);
   }
   wgmma_commit();
   wgmma_wait<0>();
@@ -149,20 +148,18 @@ struct Lanes {
   SMLA_DEVICE int head(int half) const { return 16 * warp + g + 8 * half; }
 };
 
-// The online softmax of one warpgroup's 32 entries of a tile: masks invalid entries, moves each
-// head's reference, turns s into P (bf16 A fragments of the warpgroup's 2 k-steps of P V), and
-// rescales the warpgroup's running sums. Both warpgroups see the tile's maximum per head (through
-// `maxima`, one barrier), so they move the same references by the same factors, returned (1 where
-// the reference stays).
+// The online softmax of warpgroup 0 over one tile: masks invalid entries, moves each head's
+// reference, turns s into P (bf16 A fragments of the 4 k-steps of P V), and rescales the running
+// sums. Returns the heads' rescale factors (1 where the reference stays).
 // NOTE: the lazy reference of the other kernels (kLazyMargin): a head's reference moves only
 // when a score passes it by the margin, so P <= 2^15 (bf16 and the fp32 sums hold it) and most
 // tiles rescale nothing: 128 multiplies per thread and tile less.
-SMLA_DEVICE void softmax_tile(const Lanes& t, const u8* valid, float factor, float* maxima,
-                              float (&s)[16], float (&running_max)[2], float (&sum)[2],
-                              u32 (&probs)[2][4], float (&rescale)[2]) {
+SMLA_DEVICE void softmax_tile(const Lanes& t, const u8* valid, float factor, float (&s)[32],
+                              float (&running_max)[2], float (&sum)[2], u32 (&probs)[4][4],
+                              float (&rescale)[2]) {
   float tile_max[2] = {neg_inf(), neg_inf()};
 #pragma unroll
-  for (int j = 0; j < 4; ++j)
+  for (int j = 0; j < 8; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const bool ok = valid[8 * j + 2 * t.c + (e & 1)] != 0;
@@ -171,13 +168,7 @@ SMLA_DEVICE void softmax_tile(const Lanes& t, const u8* valid, float factor, flo
     }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    tile_max[h] = quad_max(tile_max[h]);
-    if (t.c == 0) maxima[kHeadsPerCta * t.group + t.head(h)] = tile_max[h];
-  }
-  named_barrier_sync(1, 256);
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float m = fmaxf(tile_max[h], maxima[kHeadsPerCta * (1 - t.group) + t.head(h)]);
+    const float m = quad_max(tile_max[h]);
     const bool raises = running_max[h] == neg_inf() || m > running_max[h] + kLazyMargin;
     rescale[h] = !raises                       ? 1.0f
                  : running_max[h] == neg_inf() ? 0.0f
@@ -186,7 +177,7 @@ SMLA_DEVICE void softmax_tile(const Lanes& t, const u8* valid, float factor, flo
   }
   float tile_sum[2] = {0.0f, 0.0f};
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < 32; ++i) {
     const float x = s[i];
     s[i] = x == neg_inf() ? 0.0f : exp2_approx(x - running_max[(i >> 1) & 1]);
     tile_sum[(i >> 1) & 1] += s[i];
@@ -194,7 +185,7 @@ SMLA_DEVICE void softmax_tile(const Lanes& t, const u8* valid, float factor, flo
 #pragma unroll
   for (int h = 0; h < 2; ++h) sum[h] = sum[h] * rescale[h] + tile_sum[h];
 #pragma unroll
-  for (int ks = 0; ks < 2; ++ks)
+  for (int ks = 0; ks < 4; ++ks)
 #pragma unroll
     for (int r = 0; r < 4; ++r)
       probs[ks][r] = pack_bf16x2(s[8 * ks + 2 * r], s[8 * ks + 2 * r + 1]);
@@ -210,33 +201,16 @@ SMLA_DEVICE void rescale_values(float (&o)[kPvBlocks][32], const float (&rescale
     for (int i = 0; i < 32; ++i) o[nb][i] *= rescale[(i >> 1) & 1];
 }
 
-// The warpgroup's 2 k-steps of P at rows (heads) and columns (entries) of a 64 x 64 bf16 operand.
+// P's k-step ks fragments at rows (heads) and columns (entries) of a 64 x 64 bf16 operand.
 SMLA_DEVICE void store_probabilities(unsigned char* probs_smem, const Lanes& t,
-                                     const u32 (&probs)[2][4]) {
+                                     const u32 (&probs)[4][4]) {
 #pragma unroll
-  for (int ks = 0; ks < 2; ++ks)
+  for (int ks = 0; ks < 4; ++ks)
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int entry = 32 * t.group + 16 * ks + 8 * (r >> 1) + 2 * t.c;
+      const int entry = 16 * ks + 8 * (r >> 1) + 2 * t.c;
       *(u32*)(probs_smem + swizzled(t.head(r & 1), entry)) = probs[ks][r];
     }
-}
-
-// O += P V over the warpgroup's 4 blocks of 64 dims: k-step ks is entries 16 ks .. 16 ks + 15,
-// its own 2 k-steps of P from registers, the other warpgroup's from shared memory.
-template <int kOwnFirst>
-SMLA_DEVICE void accumulate_values(float (&o)[kPvBlocks][32], const u32 (&probs)[2][4],
-                                   u64 probs_a, u64 values_b) {
-  float(&d)[128] = reinterpret_cast<float(&)[128]>(o);  // the same fragments, n256's order
-#pragma unroll
-  for (int ks = 0; ks < 4; ++ks) {
-    const u64 b = advance_descriptor(values_b, ks * 16 * 128);
-    if (ks / 2 == kOwnFirst) {
-      wgmma_rs_n256(d, probs[ks % 2], b);
-    } else {
-      wgmma_ss_n256(d, advance_descriptor(probs_a, ks * 32), b);
-    }
-  }
 }
 
 SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkItem& w) {
@@ -245,8 +219,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   unsigned char* query = base + kGeo.query_offset;
   unsigned char* keys = base + kGeo.keys_offset;
   unsigned char* probs_smem = base + kGeo.prob_offset;
-  float* maxima = (float*)(smem + kGeo.reduce_offset);  // [group][head]: the tile's maxima
-  float* sums = maxima + 2 * kHeadsPerCta;              // [group][head]: the row's sums
+  float* rescales = (float*)(smem + kGeo.reduce_offset);  // [head]
+  float* stats = rescales + kHeadsPerCta;                 // [head][max, sum]
   Lanes t;
   // NOTE: a value the compiler knows to be warp-uniform (a broadcast): wgmma in branches on it
   // stays asynchronous, where a branch on threadIdx makes ptxas serialize the products.
@@ -266,8 +240,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   for (int nb = 0; nb < kPvBlocks; ++nb)
 #pragma unroll
     for (int i = 0; i < 32; ++i) o[nb][i] = 0.0f;
-  // The same references in both warpgroups; each sums its own entries.
-  float running_max[2] = {neg_inf(), neg_inf()}, sum[2] = {0.0f, 0.0f};
+  float running_max[2] = {neg_inf(), neg_inf()}, sum[2] = {0.0f, 0.0f};  // warpgroup 0's
   const u32 values = smem_u32(keys) + t.group * kPvBlocks * kBlockBytes;
   const u64 values_b = sw128_descriptor(values, kBlockBytes, 1024);
   const u64 probs_a = sw128_descriptor(smem_u32(probs_smem), 16, 1024);
@@ -281,20 +254,44 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     fence_proxy_async();
     __syncthreads();
 
-    float scores[16], rescale[2];
-    u32 probs[2][4];
-    compute_scores(smem_u32(query), smem_u32(keys) + 32 * 128 * t.group, scores);
-    softmax_tile(t, smem + kGeo.valid_offset + stage * kTileEntries + 32 * t.group,
-                 p.score_scale_log2, maxima, scores, running_max, sum, probs, rescale);
-    store_probabilities(probs_smem, t, probs);
-    fence_proxy_async();
-    named_barrier_sync(1, 256);
+    u32 probs[4][4];
+    float rescale[2];
+    if (t.group == 0) {
+      float s[32];
+      compute_scores(smem_u32(query), smem_u32(keys), s);
+      softmax_tile(t, smem + kGeo.valid_offset + stage * kTileEntries, p.score_scale_log2, s,
+                   running_max, sum, probs, rescale);
+      store_probabilities(probs_smem, t, probs);
+      if (t.c == 0) {
+        rescales[t.head(0)] = rescale[0];
+        rescales[t.head(1)] = rescale[1];
+      }
+      fence_proxy_async();
+      named_barrier_arrive(1, 256);
+    } else {
+      named_barrier_sync(1, 256);
+      rescale[0] = rescales[t.head(0)];
+      rescale[1] = rescales[t.head(1)];
+    }
     rescale_values(o, rescale);
+    // O += P V: k-step ks is entries 16 ks .. 16 ks + 15, block nb 64 of the group's dims.
     wgmma_fence();
     if (t.group == 0) {
-      accumulate_values<0>(o, probs, probs_a, values_b);
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+        for (int nb = 0; nb < kPvBlocks; ++nb) {
+          wgmma_rs<1>(o[nb], probs[ks],
+                      advance_descriptor(values_b, nb * kBlockBytes + ks * 16 * 128));
+        }
     } else {
-      accumulate_values<1>(o, probs, probs_a, values_b);
+#pragma unroll
+      for (int ks = 0; ks < 4; ++ks)
+#pragma unroll
+        for (int nb = 0; nb < kPvBlocks; ++nb) {
+          wgmma_ss<1>(o[nb], advance_descriptor(probs_a, ks * 32),
+                      advance_descriptor(values_b, nb * kBlockBytes + ks * 16 * 128), 1);
+        }
     }
     wgmma_commit();
     wgmma_wait<0>();
@@ -303,18 +300,22 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     stage = stage + 1 == kStages ? 0 : stage + 1;
   }
 
+  if (t.group == 0) {
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float total = quad_sum(sum[h]);
-    if (t.c == 0) sums[kHeadsPerCta * t.group + t.head(h)] = total;
+    for (int h = 0; h < 2; ++h) {
+      const float total = quad_sum(sum[h]);
+      if (t.c == 0) {
+        stats[2 * t.head(h)] = running_max[h];
+        stats[2 * t.head(h) + 1] = total;
+      }
+    }
   }
   __syncthreads();
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int head = w.head_group * kHeadsPerCta + t.head(h);
     if (head >= kNumHeads) continue;
-    const float total_max = running_max[h];
-    const float total_sum = sums[t.head(h)] + sums[kHeadsPerCta + t.head(h)];
+    const float total_max = stats[2 * t.head(h)], total_sum = stats[2 * t.head(h) + 1];
     const float out_factor = output_factor(total_max, total_sum, sink_log2(p, head), p.out_scale);
     if (kWantLse && t.group == 0 && t.c == 0) {
       p.lse[(i64)w.row * kNumHeads + head] = row_lse(total_max, total_sum);
