@@ -3,7 +3,7 @@
 // segment), so calls never split and a row's bits never depend on its batch.
 // Design and measurements: docs/decode-kernel.md.
 //
-// Per 64-entry tile, the gather ring of decode_common.cuh two tiles ahead in its two stages:
+// Per 64-entry tile, the gather ring of decode_common.cuh one tile ahead:
 // 1. Every thread dequantizes a share of its entry from the raw stage into one bf16 tile in the
 //    128-byte swizzle (e4m3 times its ue8m0 scale is exact in bf16; the packed rope is copied).
 // 2. Warpgroup 0 computes S = Q K^T (64 heads x 64 entries over 32 k-steps, both operands in
@@ -143,17 +143,6 @@ SMLA_DEVICE void compute_scores(u32 query, u32 keys, float (&s)[32]) {
   pin(s);
 }
 
-// Bit 2j + k: entry 8j + 2c + k of the tile is valid (the entries of column pair c's scores).
-SMLA_DEVICE u32 tile_validity(const u8* valid, int c) {
-  u32 bits = 0;
-#pragma unroll
-  for (int j = 0; j < 8; ++j) {
-    const u32 pair = *(const u16*)(valid + 8 * j + 2 * c);
-    bits |= ((pair & 1u) | ((pair >> 7) & 2u)) << (2 * j);
-  }
-  return bits;
-}
-
 struct Lanes {
   int group, warp, g, c;  // warpgroup, warp in it, fragment row group and column pair
   SMLA_DEVICE int head(int half) const { return 16 * warp + g + 8 * half; }
@@ -165,7 +154,7 @@ struct Lanes {
 // NOTE: the lazy reference of the other kernels (kLazyMargin): a head's reference moves only
 // when a score passes it by the margin, so P <= 2^15 (bf16 and the fp32 sums hold it) and most
 // tiles rescale nothing: 128 multiplies per thread and tile less.
-SMLA_DEVICE void softmax_tile(const Lanes& t, u32 valid, float factor, float (&s)[32],
+SMLA_DEVICE void softmax_tile(const Lanes& t, const u8* valid, float factor, float (&s)[32],
                               float (&running_max)[2], float (&sum)[2], u32 (&probs)[4][4],
                               float (&rescale)[2]) {
   float tile_max[2] = {neg_inf(), neg_inf()};
@@ -173,7 +162,7 @@ SMLA_DEVICE void softmax_tile(const Lanes& t, u32 valid, float factor, float (&s
   for (int j = 0; j < 8; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const bool ok = (valid >> (2 * j + (e & 1))) & 1u;
+      const bool ok = valid[8 * j + 2 * t.c + (e & 1)] != 0;
       s[4 * j + e] = ok ? s[4 * j + e] * factor : neg_inf();
       tile_max[e >> 1] = fmaxf(tile_max[e >> 1], s[4 * j + e]);
     }
@@ -256,25 +245,22 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   const u64 values_b = sw128_descriptor(values, kBlockBytes, 1024);
   const u64 probs_a = sw128_descriptor(smem_u32(probs_smem), 16, 1024);
 
-  // NOTE: the ring runs two tiles ahead in two stages: a stage is refilled as soon as its tile
-  // is dequantized, not a tile later, so each gather has a tile and a half to land.
-  ring.advance(p, smem, walk, w.length0, w.length1, w.row, 0, 0);
   int stage = 0;
   for (int i = 0; i < walk.count; ++i) {
-    cp_async_wait<1>();
+    cp_async_wait<kStages - 2>();
     __syncthreads();  // the stage has landed; the last tile's products are done
-    const u32 valid = tile_validity(smem + kGeo.valid_offset + stage * kTileEntries, t.c);
+    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i, stage);
     dequantize_tile(smem, keys, stage);
     fence_proxy_async();
     __syncthreads();
-    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i + 1, stage ^ 1);
 
     u32 probs[4][4];
     float rescale[2];
     if (t.group == 0) {
       float s[32];
       compute_scores(smem_u32(query), smem_u32(keys), s);
-      softmax_tile(t, valid, p.score_scale_log2, s, running_max, sum, probs, rescale);
+      softmax_tile(t, smem + kGeo.valid_offset + stage * kTileEntries, p.score_scale_log2, s,
+                   running_max, sum, probs, rescale);
       store_probabilities(probs_smem, t, probs);
       if (t.c == 0) {
         rescales[t.head(0)] = rescale[0];
