@@ -3,14 +3,24 @@
 # carry-NAME/ (tools/gpu-variant.sh), one folder after the other; rows are prefixed with the
 # folder and also written to $OUT/ab.txt. A folder without a cache compiles its kernels there.
 #   tools/gpu-ab.sh "--preset dsv4-pro-tp8 --layer csa --q-len 1 --rows 1,256" [more lists]
-# Check a variant's results too: LD_LIBRARY_PATH=$PWD/carry-NAME carry-NAME/smla check ...
+# With AB_CHECK set to `smla check` argument lists separated by ';', each folder first checks
+# its kernels against the CPU reference and prints one line per list (a variant that changes
+# the results is caught in the same round):
+#   AB_CHECK="--preset dsv4-pro-tp1 --layer csa --rows 3 257; --preset dsv4-flash-tp1 --rows 64"
 set -u
 OUT=${OUT:-/tmp/smla-out}
 mkdir -p "$OUT"
+IFS=';' read -r -a checks <<<"${AB_CHECK:-}"
 for dir in carry carry-*; do
   [ -x "$dir/smla" ] || continue
   cache=/tmp/smla-ab-$dir.sqlite
   [ -f "$dir/cache.sqlite" ] && cp "$dir/cache.sqlite" "$cache"
+  for args in "${checks[@]}"; do
+    [[ -z "${args// /}" ]] && continue
+    LD_LIBRARY_PATH=$PWD/$dir SMLA_CACHE=$cache timeout 200 "$dir/smla" check $args \
+      >>"$OUT/check-$dir.log" 2>&1
+    echo "$dir check rc=$? ($args): $(tail -1 "$OUT/check-$dir.log")"
+  done
   for args in "$@"; do
     LD_LIBRARY_PATH=$PWD/$dir SMLA_CACHE=$cache timeout 120 "$dir/smla" bench $args 2>&1 |
       grep '^h' | sed "s|^|$dir |"

@@ -44,7 +44,9 @@ TEST(DecodeSchedulerWave, EachRowCountRunsTheMostSegmentsThatFitAWave) {
       EXPECT_EQ(launch.workspace_bytes,
                 static_cast<size_t>(rows) * segments * partial_item_floats(16) * sizeof(float));
     }
-    if (expected_narrow == -1 && rows <= 29) EXPECT_EQ(launch.decode_blocks, rows * 9);
+    if (expected_narrow == -1 && rows <= 29) {
+      EXPECT_EQ(launch.decode_blocks, rows * 9);
+    }
     EXPECT_GE(scheduler.workspace_bytes(300), launch.workspace_bytes);
   }
 }
