@@ -15,16 +15,18 @@ namespace {
 
 constexpr int kKills = 20;
 
-std::vector<std::string> build_args(const std::string& db) {
-  // One arch keeps 20 builds within the time of a test (its 5 kernels still take a few seconds).
-  return {"cache",  "build", "--preset", "dsv4-pro-tp8", "--arch", "sm_100a",
-          "--jobs", "2",     "--json",   "--cache",      db};
+// A small deployment (12 kernels of one arch, ~1.5 s) keeps 20 builds within the time of a
+// test; a kill still lands before, during and between compiles and cache writes.
+std::vector<std::string> build_args(const std::string& deployment, const std::string& db) {
+  return {"cache",  "build", "--deployment", deployment, "--arch", "sm_100a",
+          "--jobs", "2",     "--json",       "--cache",  db};
 }
 
 TEST(CacheBuild, SurvivesSigkillAtAnyMoment) {
   TempDir dir;
+  const std::string deployment = write_small_deployment(dir, {"swa", "csa"});
   // The kill delays spread over the whole of an uninterrupted build, measured first.
-  const CliResult reference = run_cli(build_args(dir.file("reference.sqlite")));
+  const CliResult reference = run_cli(build_args(deployment, dir.file("reference.sqlite")));
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
   const int kernels = reference.json().at("kernels").get<int>();
   const int duration_ms = static_cast<int>(reference.seconds * 1000);
@@ -41,7 +43,7 @@ TEST(CacheBuild, SurvivesSigkillAtAnyMoment) {
   for (int i = 0; i < kKills; ++i) {
     const int delay = delay_ms(rng);
     SCOPED_TRACE(testing::Message() << "kill " << i << " after " << delay << " ms");
-    CliProcess build(build_args(db));
+    CliProcess build(build_args(deployment, db));
     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
     build.kill_with(SIGKILL);
     killed_mid_build += build.wait().exit_code == 128 + SIGKILL ? 1 : 0;
@@ -53,7 +55,7 @@ TEST(CacheBuild, SurvivesSigkillAtAnyMoment) {
   // Builds that ran faster than the measured one may have finished first; most must not have.
   EXPECT_GE(killed_mid_build, kKills / 4);
 
-  const CliResult final_build = run_cli(build_args(db));
+  const CliResult final_build = run_cli(build_args(deployment, db));
   ASSERT_EQ(final_build.exit_code, 0) << final_build.err;
   const nlohmann::json summary = final_build.json();
   EXPECT_EQ(summary.at("kernels").get<int>(), kernels);
