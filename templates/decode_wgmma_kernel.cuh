@@ -46,35 +46,20 @@ SMLA_DEVICE u32 bf16x2_pow2(int k) {
 
 // The CTA's 64 query heads in bf16 (fp8 q converted exactly; its scale is in the score factor).
 // Heads past kNumHeads are zero: their rows are computed and never stored.
-// NOTE: every load of a thread is issued before its first store, so the prologue waits for one
-// round trip to global memory, not one per loop iteration.
 SMLA_DEVICE void load_query(const DecodeParams& p, unsigned char* query, int row, int head_group) {
-  constexpr int kChunks = kHeadsPerCta * 64 / kThreads;  // 8 dims each
-  static_assert(kHeadsPerCta * 64 % kThreads == 0, "whole rounds of chunks");
-  uint4 raw[kChunks];  // bf16 q: the chunk; fp8 q: its 8 bytes in .x, .y
-#pragma unroll
-  for (int k = 0; k < kChunks; ++k) {
-    const int i = threadIdx.x + k * kThreads, h = i / 64, chunk = i % 64;
+  for (int i = threadIdx.x; i < kHeadsPerCta * 64; i += kThreads) {
+    const int h = i / 64, chunk = i % 64;  // 8 dims per chunk
     const int head = head_group * kHeadsPerCta + h;
-    raw[k] = make_uint4(0u, 0u, 0u, 0u);
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
     if (head < kNumHeads) {
       const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + chunk * 8;
       if (kQFp8) {
         const uint2 x = *(const uint2*)((const u8*)p.q + offset);
-        raw[k].x = x.x;
-        raw[k].y = x.y;
+        e4m3x4_to_bf16x2(x.x, v.x, v.y);
+        e4m3x4_to_bf16x2(x.y, v.z, v.w);
       } else {
-        raw[k] = *(const uint4*)((const u16*)p.q + offset);
+        v = *(const uint4*)((const u16*)p.q + offset);
       }
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < kChunks; ++k) {
-    const int i = threadIdx.x + k * kThreads, h = i / 64, chunk = i % 64;
-    uint4 v = raw[k];
-    if (kQFp8) {
-      e4m3x4_to_bf16x2(raw[k].x, v.x, v.y);
-      e4m3x4_to_bf16x2(raw[k].y, v.z, v.w);
     }
     *(uint4*)(query + swizzled(h, chunk * 8)) = v;
   }
