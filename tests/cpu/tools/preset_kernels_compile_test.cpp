@@ -127,8 +127,8 @@ TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForEveryArch) {
   for (const char* preset : {"dsv4-flash-tp8", "dsv4-pro-tp2"}) {
     for (smla_problem problem : preset_problems(preset)) {
       // q_len is a constant of the generated prologue that the kernels' code does not read
-      // (the rows of a request are ordinary rows), so one q_len per layout adds the coverage;
-      // the test above compiles every preset q_len.
+      // (the rows of a request are ordinary rows), so q_len 1 covers each layout; the test
+      // above compiles every preset q_len.
       if (problem.q_len != 1) continue;
       for (const Variant& variant : kVariants) {
         problem.kv_layout = variant.layout;
