@@ -44,7 +44,6 @@ KernelKey KernelKey::decode(const std::string& arch, const smla_problem& problem
     key.page_size[s] = problem.sources[s].page_size;
     key.width[s] = problem.sources[s].width;
   }
-  key.q_len = problem.q_len;
   key.sink = problem.has_sink != 0;
   key.lse = problem.want_lse != 0;
   key.tile = tile;
@@ -93,8 +92,8 @@ std::string KernelKey::text() const {
     sources += fmt::format("src{}=p{}w{};", s, page_size[s], width[s]);
   }
   return fmt::format(
-      "family=decode;arch={};heads={};layout={};q={};{}qlen={};sink={};lse={};tile={}", arch, heads,
-      layout_name(layout), dtype_name(q_dtype), sources, q_len, sink ? 1 : 0, lse ? 1 : 0,
+      "family=decode;arch={};heads={};layout={};q={};{}sink={};lse={};tile={}", arch, heads,
+      layout_name(layout), dtype_name(q_dtype), sources, sink ? 1 : 0, lse ? 1 : 0,
       tile.text());
 }
 

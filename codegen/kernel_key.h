@@ -1,6 +1,9 @@
 // KernelKey: everything that changes the generated code of one kernel (DESIGN.md §3). Its text
 // is canonical and readable ("family=decode;arch=sm_90a;heads=16;..."), logged and shown by
 // `smla cache ls`; its id is XXH3-64 of the text plus the toolchain fingerprint.
+// NOTE: q_len is not in it: the decode kernels compute a request's q_len rows as ordinary rows,
+// each with its own lists, so problems that differ only in q_len share their kernels (a
+// deployment with MTP compiles each kernel once, not once per q_len).
 #pragma once
 
 #include <smla.h>
@@ -24,7 +27,6 @@ struct KernelKey {
   int num_sources = 1;
   int page_size[SMLA_MAX_SOURCES] = {0, 0};
   int width[SMLA_MAX_SOURCES] = {0, 0};
-  int q_len = 1;
   bool sink = false;
   bool lse = false;
   TileConfig tile;

@@ -24,14 +24,13 @@ std::string decode_prologue(const KernelKey& key) {
       "constexpr int kWidth0 = {};\n"
       "constexpr int kPageSize1 = {};\n"
       "constexpr int kWidth1 = {};\n"
-      "constexpr int kQLen = {};\n"
       "constexpr bool kHasSink = {};\n"
       "constexpr bool kWantLse = {};\n",
       key.heads, t.heads_per_cta, t.warps, t.tile_entries, t.stages, t.segment_tiles,
       t.min_blocks_per_sm, t.mma == MmaPath::kMmaSyncHeadsM, t.mma == MmaPath::kWgmma,
       static_cast<int>(key.layout), layout_name(key.layout), key.q_dtype == SMLA_FP8_E4M3,
       key.num_sources, key.page_size[0], key.width[0], key.num_sources > 1 ? key.page_size[1] : 1,
-      key.num_sources > 1 ? key.width[1] : 0, key.q_len, key.sink, key.lse);
+      key.num_sources > 1 ? key.width[1] : 0, key.sink, key.lse);
 }
 
 std::string combine_prologue(const KernelKey& key) {

@@ -38,7 +38,6 @@ constexpr int kMaxRegisters = 16384 / (32 * kWarpsPerScheduler) / 8 * 8 > 255
 
 static_assert(kGatherThreads <= kThreads && kGatherThreads % 32 == 0, "whole gathering warps");
 static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
-static_assert(kQLen >= 1 && kQLen <= 8, "rows of one request; each row has its own lists");
 
 // The nonempty tiles of a row inside [begin, end), in order: source 0's tiles up to its length,
 // then source 1's. Gathering and computing walk the same list.

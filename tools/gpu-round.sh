@@ -48,7 +48,7 @@ if has ncu; then
   timeout 200 ncu --clock-control none -k regex:smla_decode --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy \
     --section MemoryWorkloadAnalysis_Tables --section LaunchStats --section SourceCounters \
-    --section InstructionStats \
+    --section InstructionStats --section ComputeWorkloadAnalysis \
     carry/smla bench ${NCU_PROBLEM:---preset dsv4-pro-tp8 --layer csa --q-len 1} --rows 256 \
     --iters 1 --repeats 1 >"$OUT/ncu.txt" 2>&1
   summary+=("ncu: rc=$? $(grep -E 'Duration|Memory Throughput|Compute \(SM\)' "$OUT/ncu.txt" | head -3 | tr -s ' ' | tr '\n' ';')")

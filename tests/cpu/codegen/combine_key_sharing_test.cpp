@@ -43,7 +43,6 @@ TEST(CombineKeySharing, DependsOnHeadsSegmentsAndFlagsOnly) {
       {"q dtype", [](smla_problem& p) { p.q_dtype = SMLA_FP8_E4M3; }, false},
       {"window page", [](smla_problem& p) { p.sources[0].page_size = 64; }, false},
       {"compressed page", [](smla_problem& p) { p.sources[1].page_size = 2; }, false},
-      {"q_len", [](smla_problem& p) { p.q_len = 2; }, false},
       // 2 + 8 tiles of 64 in 5 segments of 2; 2 + 8 still for width 450.
       {"width, same segments", [](smla_problem& p) { p.sources[1].width = 450; }, false},
       {"heads", [](smla_problem& p) { p.num_heads = 24; }, true},

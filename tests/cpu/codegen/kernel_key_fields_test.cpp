@@ -48,7 +48,6 @@ TEST(KernelKeyFields, EachDecodeFieldChangesTheText) {
           {"source 0 width", [](KernelKey& k) { k.width[0] = 127; }},
           {"source 1 page", [](KernelKey& k) { k.page_size[1] = 2; }},
           {"source 1 width", [](KernelKey& k) { k.width[1] = 1024; }},
-          {"q_len", [](KernelKey& k) { k.q_len = 2; }},
           {"sink", [](KernelKey& k) { k.sink = false; }},
           {"lse", [](KernelKey& k) { k.lse = true; }},
           {"tile heads_per_cta", [](KernelKey& k) { k.tile.heads_per_cta = 32; }},
@@ -81,6 +80,12 @@ TEST(KernelKeyFields, UnusedProblemFieldsDoNotChangeTheText) {
     smla_problem stale = window;
     stale.sources[1] = {SMLA_SOURCE_LIST, 64, 512};
     EXPECT_EQ(KernelKey::decode("sm_90a", stale, TileConfig{}).text(), base);
+  }
+  {
+    SCOPED_TRACE("q_len: a request's rows are ordinary rows, each with its own lists");
+    smla_problem mtp = window;
+    mtp.q_len = 2;
+    EXPECT_EQ(KernelKey::decode("sm_90a", mtp, TileConfig{}).text(), base);
   }
   {
     SCOPED_TRACE("has_sink and want_lse are flags: any nonzero value is 1");

@@ -37,7 +37,7 @@ TEST(KernelKeyText, IsSpelledOutFieldByField) {
     const smla_problem problem = test::dsv4_compressed_problem(16, 64, 512);
     expect_texts(KernelKey::decode("sm_90a", problem, tile(16, 8, 32, 3, 4, 2)),
                  "family=decode;arch=sm_90a;heads=16;layout=fp8_packed;q=bf16;src0=p256w128;"
-                 "src1=p64w512;qlen=1;sink=1;lse=0;tile=hg16.w8.te32.st3.seg4.mb2.mma_sync",
+                 "src1=p64w512;sink=1;lse=0;tile=hg16.w8.te32.st3.seg4.mb2.mma_sync",
                  "family=combine;arch=sm_90a;heads=16;hg=16;segments=5;sink=1;lse=0");
   }
   {
@@ -50,7 +50,7 @@ TEST(KernelKeyText, IsSpelledOutFieldByField) {
     problem.want_lse = 1;
     expect_texts(KernelKey::decode("sm_100a", problem, tile(32, 4, 64, 2, 8, 1)),
                  "family=decode;arch=sm_100a;heads=8;layout=bf16;q=fp8_e4m3;src0=p256w128;"
-                 "qlen=2;sink=0;lse=1;tile=hg32.w4.te64.st2.seg8.mb1.mma_sync",
+                 "sink=0;lse=1;tile=hg32.w4.te64.st2.seg8.mb1.mma_sync",
                  "family=combine;arch=sm_100a;heads=8;hg=32;segments=1;sink=0;lse=1");
   }
   {
@@ -59,7 +59,7 @@ TEST(KernelKeyText, IsSpelledOutFieldByField) {
     problem.kv_layout = SMLA_KV_FP8_UNIFORM;
     expect_texts(KernelKey::decode("sm_103a", problem, tile(32, 8, 16, 4, 8, 1)),
                  "family=decode;arch=sm_103a;heads=128;layout=fp8_uniform;q=bf16;src0=p256w128;"
-                 "src1=p2w1024;qlen=1;sink=1;lse=0;tile=hg32.w8.te16.st4.seg8.mb1.mma_sync",
+                 "src1=p2w1024;sink=1;lse=0;tile=hg32.w8.te16.st4.seg8.mb1.mma_sync",
                  "family=combine;arch=sm_103a;heads=128;hg=32;segments=9;sink=1;lse=0");
   }
 }

@@ -42,7 +42,7 @@ TEST(KernelSource, DecodePrologueHoldsEveryKeyField) {
   {
     SCOPED_TRACE("two sources, packed KV, bf16 q, sink");
     smla_problem problem = test::dsv4_compressed_problem(24, 2, 8192);
-    problem.q_len = 3;
+    problem.q_len = 3;  // not a key field: the kernels compute MTP rows as ordinary rows
     check_source(KernelKey::decode("sm_90a", problem, sample_tile()), "decode_kernel.cuh",
                  {{"int kNumHeads", "24"},
                   {"int kHeadsPerCta", "32"},
@@ -58,7 +58,6 @@ TEST(KernelSource, DecodePrologueHoldsEveryKeyField) {
                   {"int kWidth0", "128"},
                   {"int kPageSize1", "2"},
                   {"int kWidth1", "8192"},
-                  {"int kQLen", "3"},
                   {"bool kHasSink", "true"},
                   {"bool kWantLse", "false"}});
   }
