@@ -45,23 +45,27 @@ SMLA_DEVICE u32 bf16x2_pow2(int k) {
 }
 
 // The CTA's 64 query heads in bf16 (fp8 q converted exactly; its scale is in the score factor).
-// Heads past kNumHeads are zero: their rows are computed and never stored.
+// Heads past kNumHeads are zero: their rows are computed and never stored. bf16 q is copied
+// with cp.async, so that it lands beside the first tile's gather; the caller commits the group.
 SMLA_DEVICE void load_query(const DecodeParams& p, unsigned char* query, int row, int head_group) {
   for (int i = threadIdx.x; i < kHeadsPerCta * 64; i += kThreads) {
     const int h = i / 64, chunk = i % 64;  // 8 dims per chunk
     const int head = head_group * kHeadsPerCta + h;
-    uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (head < kNumHeads) {
-      const i64 offset = (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + chunk * 8;
-      if (kQFp8) {
-        const uint2 x = *(const uint2*)((const u8*)p.q + offset);
-        e4m3x4_to_bf16x2(x.x, v.x, v.y);
-        e4m3x4_to_bf16x2(x.y, v.z, v.w);
-      } else {
-        v = *(const uint4*)((const u16*)p.q + offset);
-      }
+    const bool present = head < kNumHeads;
+    const i64 offset =
+        present ? (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + chunk * 8 : 0;
+    unsigned char* to = query + swizzled(h, chunk * 8);
+    if (!kQFp8) {  // absent heads zero-filled (the source is only some address of q)
+      cp_async_16(smem_u32(to), (const u16*)p.q + offset, present ? 16u : 0u);
+      continue;
     }
-    *(uint4*)(query + swizzled(h, chunk * 8)) = v;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (present) {
+      const uint2 x = *(const uint2*)((const u8*)p.q + offset);
+      e4m3x4_to_bf16x2(x.x, v.x, v.y);
+      e4m3x4_to_bf16x2(x.y, v.z, v.w);
+    }
+    *(uint4*)to = v;
   }
 }
 
@@ -73,7 +77,7 @@ SMLA_DEVICE void load_query(const DecodeParams& p, unsigned char* query, int row
 // with kTwoSteps bytes above 134 take a second factor.
 template <bool kTwoSteps>
 SMLA_DEVICE void dequantize_share(const unsigned char* raw, unsigned char* row, u32 low, u32 high,
-                                  u32 rope, const u8* scales) {
+                                  u32 rope, uint2 scales) {
 #pragma unroll
   for (int j = 0; j < kRawChunks / 4; ++j) {
     const uint4 x = *(const uint4*)(raw + 64 * j);
@@ -81,7 +85,8 @@ SMLA_DEVICE void dequantize_share(const unsigned char* raw, unsigned char* row, 
       *(uint4*)(row + 7 * kBlockBytes + ((rope ^ (4 * (j - 7))) << 4)) = x;
       continue;
     }
-    const int exponent = kPacked ? (int)scales[j] - 7 : 120;
+    const u32 scale = (j < 4 ? scales.x >> (8 * j) : scales.y >> (8 * (j - 4))) & 0xffu;
+    const int exponent = kPacked ? (int)scale - 7 : 120;
     const u32 words[4] = {x.x, x.y, x.z, x.w};
     u32 out[8];
 #pragma unroll
@@ -112,12 +117,17 @@ SMLA_DEVICE void dequantize_tile(const unsigned char* smem, unsigned char* keys,
   const unsigned char* raw = smem + kGeo.raw_offset +
                              (stage * kTileEntries + e) * kGeo.entry_bytes +
                              16 * (first ^ ((e >> 1) & 3));
-  const u8* scales = smem + kGeo.scale_offset + (stage * kTileEntries + e) * 8;
   const u32 low = (2 * first) ^ (e & 7), high = (2 * first + 1) ^ (e & 7), rope = first ^ (e & 7);
-  bool large = false;  // a scale byte above 134: not in any cache seen, but allowed
+  uint2 scales = make_uint2(0u, 0u);  // the packed scale bytes 0..6 (byte 7 is padding)
+  bool large = false;                 // a scale byte above 134: not in any cache seen, but allowed
   if (kPacked) {
-#pragma unroll
-    for (int j = 0; j < kRopeDim0 / 64; ++j) large = large || scales[j] > 134;
+    scales = *(const uint2*)(smem + kGeo.scale_offset + (stage * kTileEntries + e) * 8);
+    // A byte above 134 has bit 7 set and its low 7 bits >= 7, which their sum with 0x79 shows
+    // in bit 7 (no carry leaves a byte).
+    const u32 x = scales.x, y = scales.y & 0x00ffffffu;
+    const u32 above =
+        (x & ((x & 0x7f7f7f7fu) + 0x79797979u)) | (y & ((y & 0x7f7f7f7fu) + 0x79797979u));
+    large = (above & 0x80808080u) != 0;
   }
   if (large) {
     dequantize_share<true>(raw, keys + e * 128, low, high, rope, scales);
@@ -233,7 +243,11 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   GatherRing ring;
   ring.start(p, smem, walk, w.length0, w.length1, w.row);
   load_query(p, query, w.row, w.head_group);
+  cp_async_commit();    // the query's copies: the loop's first wait covers them
   fence_proxy_async();  // the loop's first barrier publishes it to the products
+  // NOTE: loaded here, not in the epilogue, where the load would wait behind the output stores.
+  const float sinks[2] = {sink_log2(p, w.head_group * kHeadsPerCta + t.head(0)),
+                          sink_log2(p, w.head_group * kHeadsPerCta + t.head(1))};
 
   float o[kPvBlocks][32];
 #pragma unroll
@@ -311,25 +325,34 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     }
   }
   __syncthreads();
+  // O in bf16 takes the query tile's place (the last products are done), so that the rows leave
+  // in 16-byte stores, whole 512-byte runs per warp (the accumulators' 4-byte pieces would
+  // half-fill their sectors).
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int head = w.head_group * kHeadsPerCta + t.head(h);
-    if (head >= kNumHeads) continue;
     const float total_max = stats[2 * t.head(h)], total_sum = stats[2 * t.head(h) + 1];
-    const float out_factor = output_factor(total_max, total_sum, sink_log2(p, head), p.out_scale);
-    if (kWantLse && t.group == 0 && t.c == 0) {
+    const float out_factor = output_factor(total_max, total_sum, sinks[h], p.out_scale);
+    if (kWantLse && t.group == 0 && t.c == 0 && head < kNumHeads) {
       p.lse[(i64)w.row * kNumHeads + head] = row_lse(total_max, total_sum);
     }
-    u16* out = (u16*)p.out + (i64)w.row * p.out_row_stride + (i64)head * p.out_head_stride +
-               t.group * kPvBlocks * 64 + 2 * t.c;
 #pragma unroll
     for (int nb = 0; nb < kPvBlocks; ++nb)
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
         const float v0 = __fmul_rn(o[nb][4 * j + 2 * h], out_factor);
         const float v1 = __fmul_rn(o[nb][4 * j + 2 * h + 1], out_factor);
-        *(u32*)(out + 64 * nb + 8 * j) = pack_bf16x2(v0, v1);
+        const int dim = t.group * kPvBlocks * 64 + 64 * nb + 8 * j + 2 * t.c;
+        *(u32*)(query + swizzled(t.head(h), dim)) = pack_bf16x2(v0, v1);
       }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kHeadsPerCta * 64; i += kThreads) {
+    const int h = i / 64, chunk = i % 64;  // 8 dims per chunk
+    const int head = w.head_group * kHeadsPerCta + h;
+    if (head >= kNumHeads) continue;
+    u16* out = (u16*)p.out + (i64)w.row * p.out_row_stride + (i64)head * p.out_head_stride;
+    *(uint4*)(out + chunk * 8) = *(const uint4*)(query + swizzled(h, chunk * 8));
   }
 }
 

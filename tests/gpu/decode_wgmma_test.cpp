@@ -3,6 +3,7 @@
 // around one wave, MTP rows, the HCA width, odd page sizes. Inputs hold invalid and
 // out-of-range indices, random lengths including 0, and NaN in every unselected cache slot;
 // outputs are poisoned before each run. Skipped on other architectures (the key is refused).
+#include <cmath>
 #include <string>
 
 #include "gpu_env.h"
@@ -71,6 +72,20 @@ TEST_F(DecodeWgmma, ManyInvalidIndicesAndNoSink) {
   spec.sources[0].invalid_fraction = 0.5;
   spec.sources[1].invalid_fraction = 0.9;
   check_case(spec, "wgmma mostly invalid", {}, ctx_);
+}
+
+// Scale bytes above 134 (tokens of magnitude 2^15 and more) take the dequantization's
+// two-factor path, per thread beside the one-factor path in the same warp. The small softmax
+// scale keeps the scores of such tokens near 1.
+TEST_F(DecodeWgmma, ScaleBytesAbove134) {
+  const smla_problem p =
+      make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}});
+  for (int rows : {3, 64}) {
+    ref::CaseSpec spec = spec_for(p, rows, 1300 + rows);
+    spec.token_magnitude_log2 = 17.0;
+    spec.softmax_scale = std::ldexp(0.044194173824159216f, -17);
+    check_case(spec, "wgmma token magnitudes 2^U(-17, 17)", {}, ctx_);
+  }
 }
 
 }  // namespace
