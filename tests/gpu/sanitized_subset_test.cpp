@@ -1,5 +1,5 @@
 // A representative subset small enough for compute-sanitizer (memcheck, racecheck): every
-// layout, both q dtypes, split and whole-row mode, both decode kernels, odd pages. Caches sit in
+// layout, both q dtypes, split and whole-row mode, every decode kernel, odd pages. Caches sit in
 // allocations of exactly their size, so a read past a cache is an out-of-bounds access memcheck
 // reports.
 #include "gpu_env.h"
@@ -52,6 +52,23 @@ TEST(Sanitized, BatchVariantFewRowSplit) {
   check_case(spec_for(p, 2, 1100), "sanitized, few-row split", exact, ctx);
   // 60 rows: the wave split of 3 segments of 7 tiles.
   check_case(spec_for(p, 60, 1101), "sanitized, wave split", exact, ctx);
+  smla_context_destroy(ctx);
+}
+
+// Batch-variant mode's wgmma kernel on sm_90a (64 CTAs of 64 heads; the default tiles
+// elsewhere): bf16 q copied by cp.async, the output through shared memory.
+TEST(Sanitized, BatchVariantWgmma) {
+  SMLA_REQUIRE_GPU();
+  smla_context* ctx = nullptr;
+  {
+    test::ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
+    ctx = create_context();
+  }
+  ASSERT_NE(ctx, nullptr);
+  tools::DeviceCaseOptions exact;
+  exact.guard_bytes = 0;
+  const smla_problem p = make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}});
+  check_case(spec_for(p, 64, 1200), "sanitized, wgmma", exact, ctx);
   smla_context_destroy(ctx);
 }
 
