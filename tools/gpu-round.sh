@@ -3,6 +3,7 @@
 # there, with the binaries and a prewarmed cache built here in carry/ (tools/gpu-carry.sh).
 #   tools/gpu-round.sh [tests] [sanitize] [bench] [sass] [ncu] [ncu-sass] [ceiling] [wgmma-rate]
 #   (default: tests sanitize bench sass)
+#   SANITIZE_FILTER: the gtest filter the sanitizers run (default Sanitized.*)
 # Logs and JSON go to $OUT; a short summary is printed last.
 set -u
 OUT=${OUT:-/tmp/smla-out}
@@ -29,7 +30,7 @@ fi
 if has sanitize; then
   for tool in memcheck racecheck; do
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
-      carry/smla_gpu_tests --gtest_filter='Sanitized.*' >"$OUT/sanitizer_$tool.log" 2>&1
+      carry/smla_gpu_tests --gtest_filter="${SANITIZE_FILTER:-Sanitized.*}" >"$OUT/sanitizer_$tool.log" 2>&1
     summary+=("compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)")
   done
 fi
