@@ -350,9 +350,10 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   for (int i = threadIdx.x; i < kHeadsPerCta * 64; i += kThreads) {
     const int h = i / 64, chunk = i % 64;  // 8 dims per chunk
     const int head = w.head_group * kHeadsPerCta + h;
-    if (head >= kNumHeads) continue;
     u16* out = (u16*)p.out + (i64)w.row * p.out_row_stride + (i64)head * p.out_head_stride;
-    *(uint4*)(out + chunk * 8) = *(const uint4*)(query + swizzled(h, chunk * 8));
+    if (head < kNumHeads) {
+      *(uint4*)(out + chunk * 8) = *(const uint4*)(query + swizzled(h, chunk * 8));
+    }
   }
 }
 
