@@ -35,9 +35,10 @@ TEST(Sanitized, RepresentativeSubset) {
   }
 }
 
-// Batch-variant mode's few-row split (20 one-tile segments a row, so the combine kernel's
-// two-dims-a-thread shape) and a wave split.
-TEST(Sanitized, BatchVariantFewRowSplit) {
+// Batch-variant mode: the few-row split (20 one-tile segments a row, so the combine kernel's
+// two-dims-a-thread shape), a wave split, and on sm_90a the wgmma kernel (64 CTAs of 64 heads;
+// the default tiles elsewhere: bf16 q copied by cp.async, the output through shared memory).
+TEST(Sanitized, BatchVariantMode) {
   SMLA_REQUIRE_GPU();
   smla_context* ctx = nullptr;
   {
@@ -52,23 +53,8 @@ TEST(Sanitized, BatchVariantFewRowSplit) {
   check_case(spec_for(p, 2, 1100), "sanitized, few-row split", exact, ctx);
   // 60 rows: the wave split of 3 segments of 7 tiles.
   check_case(spec_for(p, 60, 1101), "sanitized, wave split", exact, ctx);
-  smla_context_destroy(ctx);
-}
-
-// Batch-variant mode's wgmma kernel on sm_90a (64 CTAs of 64 heads; the default tiles
-// elsewhere): bf16 q copied by cp.async, the output through shared memory.
-TEST(Sanitized, BatchVariantWgmma) {
-  SMLA_REQUIRE_GPU();
-  smla_context* ctx = nullptr;
-  {
-    test::ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
-    ctx = create_context();
-  }
-  ASSERT_NE(ctx, nullptr);
-  tools::DeviceCaseOptions exact;
-  exact.guard_bytes = 0;
-  const smla_problem p = make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}});
-  check_case(spec_for(p, 64, 1200), "sanitized, wgmma", exact, ctx);
+  const smla_problem wide = make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}});
+  check_case(spec_for(wide, 64, 1200), "sanitized, wgmma", exact, ctx);
   smla_context_destroy(ctx);
 }
 
