@@ -243,8 +243,10 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   GatherRing ring;
   ring.start(p, smem, walk, w.length0, w.length1, w.row);
   load_query(p, query, w.row, w.head_group);
-  cp_async_commit();    // the query's copies: the loop's first wait covers them
-  fence_proxy_async();  // the loop's first barrier publishes it to the products
+  // bf16 q's copies: the loop's first wait covers them, and the fence after its first
+  // dequantization publishes them to the products; this fence publishes fp8 q's stores.
+  cp_async_commit();
+  fence_proxy_async();
   // NOTE: loaded here, not in the epilogue, where the load would wait behind the output stores.
   const float sinks[2] = {sink_log2(p, w.head_group * kHeadsPerCta + t.head(0)),
                           sink_log2(p, w.head_group * kHeadsPerCta + t.head(1))};
