@@ -326,6 +326,9 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
       }
     }
   }
+  // NOTE: a row without entries walks no tile, so no wait has covered q's copies yet; they must
+  // land before O's stores take their place.
+  cp_async_wait<0>();
   __syncthreads();
   // O in bf16 takes the query tile's place (the last products are done), so that the rows leave
   // in 16-byte stores, whole 512-byte runs per warp (the accumulators' 4-byte pieces would

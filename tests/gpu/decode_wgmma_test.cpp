@@ -72,6 +72,11 @@ TEST_F(DecodeWgmma, ManyInvalidIndicesAndNoSink) {
   spec.sources[0].invalid_fraction = 0.5;
   spec.sources[1].invalid_fraction = 0.9;
   check_case(spec, "wgmma mostly invalid", {}, ctx_);
+  // One source: an eighth of the rows are empty and walk no tile, so the epilogue meets q's
+  // copies still in flight unless it waits for them (no sink load delays it).
+  const smla_problem window =
+      make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}}, false, false);
+  check(window, 64, 1201, "wgmma empty rows without sink");
 }
 
 // Scale bytes above 134 (tokens of magnitude 2^15 and more) take the dequantization's
