@@ -13,7 +13,7 @@
 namespace smla {
 namespace {
 
-// The wgmma tile as SMLA_TILE spells it (README, tools/bench-wgmma.txt).
+// The wgmma tile as SMLA_TILE spells it (README, tools/bench/wgmma.txt).
 TileConfig wgmma_tile() { return *TileConfig::parse("hg64.w8.te64.st2.seg256.mb1.wgmma"); }
 
 void expect_refused(const KernelKey& key, const std::string& reason) {
