@@ -99,7 +99,7 @@ typedef struct smla_options {
 
 typedef struct smla_source_desc {
   smla_source_kind kind;
-  int page_size; /* tokens (entries) per page, >= 1 */
+  int page_size; /* tokens (entries) per page, >= 1; a page (smla_min_page_stride) < 2 GiB */
   int width;     /* index-table columns, 1..65536 */
 } smla_source_desc;
 

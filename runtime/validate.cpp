@@ -231,6 +231,15 @@ Status validate_problem(const smla_problem* problem) {
                    s, kind,
                    kind == SMLA_SOURCE_WINDOW ? "SMLA_SOURCE_WINDOW" : "SMLA_SOURCE_PREFIX");
     }
+    // NOTE: the kernels address a token inside its page in 32-bit arithmetic.
+    const int page_size = problem->sources[s].page_size;
+    const int64_t page_bytes = smla_min_page_stride(problem->kv_layout, page_size);
+    if (page_bytes > INT32_MAX) {
+      return error(SMLA_ERR_UNSUPPORTED,
+                   "problem.sources[{}].page_size = {}: pages of {} bytes; pages must be smaller "
+                   "than 2 GiB",
+                   s, page_size, page_bytes);
+    }
   }
   return Status::ok();
 }

@@ -142,6 +142,28 @@ TEST(ValidateProblem, ReservedKindsAreUnsupported) {
                       {"problem.sources[1].kind", "SMLA_SOURCE_PREFIX", "not implemented yet"}));
 }
 
+// The kernels address tokens inside a page in 32-bit arithmetic: a page of 2 GiB or more is
+// refused (the largest page of each layout passes, one token more does not).
+TEST(ValidateProblem, PagesSmallerThan2GiB) {
+  smla_problem problem = valid_problem();
+  const std::pair<smla_kv_layout, int> largest[] = {
+      {SMLA_KV_FP8_UNIFORM, 4194303}, {SMLA_KV_FP8_PACKED, 3677197}, {SMLA_KV_BF16, 2097151}};
+  for (const auto& [layout, page_size] : largest) {
+    SCOPED_TRACE(layout);
+    problem.kv_layout = layout;
+    problem.sources[1].page_size = page_size;
+    ASSERT_LE(smla_min_page_stride(layout, page_size), INT32_MAX);
+    EXPECT_TRUE(IsOk(validate(problem)));
+    problem.sources[1].page_size = page_size + 1;
+    EXPECT_TRUE(IsError(validate(problem), SMLA_ERR_UNSUPPORTED,
+                        {"problem.sources[1].page_size = " + std::to_string(page_size + 1),
+                         "smaller than 2 GiB"}));
+  }
+  problem.sources[1].page_size = 64;
+  problem.sources[0].page_size = 1 << 30;
+  EXPECT_TRUE(IsError(validate(problem), SMLA_ERR_UNSUPPORTED, {"problem.sources[0].page_size"}));
+}
+
 TEST(ValidateProblem, InvalidWinsOverReservedKind) {
   // The reserved kind comes first in field order; the invalid value after it is still reported.
   smla_problem problem = valid_problem();
