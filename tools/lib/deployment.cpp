@@ -116,8 +116,8 @@ Status load_deployment_file(const std::string& path, Deployment* deployment) {
     d.name = j.value("name", path);
     d.q_lens = j.value("q_lens", std::vector<int>{1, 2});
     d.max_rows = j.value("max_rows", 1024);
-    smla_kv_layout layout;
-    smla_dtype dtype;
+    smla_kv_layout layout = SMLA_KV_FP8_PACKED;
+    smla_dtype dtype = SMLA_BF16;
     SMLA_TRY(parse_layout(j.value("kv_layout", std::string("fp8_packed")), &layout));
     SMLA_TRY(parse_dtype(j.value("q_dtype", std::string("bf16")), &dtype));
     for (const nlohmann::json& l : j.at("layers")) {
