@@ -306,7 +306,9 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   for (int s = 0; s < problem.num_sources; ++s) {
     const smla_source_args& src = args.sources[s];
     SourceParams& dst = params.sources[s];
-    dst.cache = static_cast<const unsigned char*>(src.cache);
+    // NOTE: without pages every copy is a zero-byte one, whose source must still be a global
+    // address: q stands in for a cache the caller may pass as NULL.
+    dst.cache = static_cast<const unsigned char*>(src.num_pages > 0 ? src.cache : args.q);
     dst.page_stride_bytes = src.page_stride_bytes;
     dst.index_limit = src.num_pages * problem.sources[s].page_size;
     dst.indices = src.indices;

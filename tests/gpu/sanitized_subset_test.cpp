@@ -35,6 +35,31 @@ TEST(Sanitized, RepresentativeSubset) {
   }
 }
 
+// A source without pages (num_pages 0, cache NULL, as validation allows): every entry of it is
+// skipped, so the row attends to the other source only, and no copy names the NULL cache.
+TEST(Sanitized, SourceWithoutPages) {
+  SMLA_REQUIRE_GPU();
+  GpuEnv& env = GpuEnv::get();
+  for (smla_kv_layout layout : {SMLA_KV_FP8_PACKED, SMLA_KV_BF16}) {
+    const ref::CaseSpec spec =
+        spec_for(make_problem(16, layout, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 5, 1300);
+    if (prewarmed(spec.problem)) continue;
+    ref::HostCase host = ref::make_random_case(spec);
+    host.sources[1].num_pages = 0;
+    host.sources[1].cache.clear();
+    tools::DeviceCaseOptions exact;
+    exact.guard_bytes = 0;
+    tools::DeviceCase dc;
+    ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, exact, &dc).is_ok());
+    ASSERT_EQ(dc.args().sources[1].cache, nullptr);
+    const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
+    const tools::CheckResult result =
+        tools::run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
+    ASSERT_TRUE(result.status.is_ok()) << result.status.message();
+    EXPECT_TRUE(result.comparison.passed({})) << result.comparison.summary();
+  }
+}
+
 // Batch-variant mode: the few-row split (20 one-tile segments a row, so the combine kernel's
 // two-dims-a-thread shape), a wave split, and on sm_90a the wgmma kernel (64 CTAs of 64 heads;
 // the default tiles elsewhere: bf16 q copied by cp.async, the output through shared memory).

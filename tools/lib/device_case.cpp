@@ -38,7 +38,8 @@ Status DeviceCase::upload(const DeviceSession& session, const ref::HostCase& hos
   dc.args_.q = pointer;
   for (int s = 0; s < host.problem.num_sources; ++s) {
     const ref::HostSource& src = host.sources[s];
-    SMLA_TRY(add(src.cache.size(), src.cache.data(), guard, &pointer));
+    pointer = nullptr;  // a source without pages passes no cache, as a server may
+    if (!src.cache.empty()) SMLA_TRY(add(src.cache.size(), src.cache.data(), guard, &pointer));
     dc.args_.sources[s].cache = pointer;
     dc.index_buffer_[s] = dc.buffers_.size();
     SMLA_TRY(add(src.indices.size() * 4, src.indices.data(), 0, &pointer));
