@@ -96,16 +96,14 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
 }
 
 size_t DecodeScheduler::workspace_bytes(int max_rows) const {
-  // The need grows with num_rows while calls split over one kernel; the largest splitting count
-  // of each kernel is a bound.
-  std::vector<int64_t> limits = {max_split_rows_};
-  for (const Narrow& n : narrow_) limits.push_back(n.max_rows);
+  // NOTE: a split kernel's need grows with num_rows, but a row count below its bound may run
+  // another kernel (batch-variant mode's wave splits take rows under the default's bound), so
+  // every count up to the largest that splits is planned (a few hundred: prepare time only).
+  int64_t last_split = max_split_rows_;
+  for (const Narrow& n : narrow_) last_split = std::max(last_split, n.max_rows);
   size_t bytes = 0;
-  for (const int64_t limit : limits) {
-    const int64_t largest_split = std::min<int64_t>(max_rows, limit);
-    if (largest_split >= 1) {
-      bytes = std::max(bytes, plan(static_cast<int>(largest_split)).workspace_bytes);
-    }
+  for (int64_t rows = 1; rows <= std::min<int64_t>(max_rows, last_split); ++rows) {
+    bytes = std::max(bytes, plan(static_cast<int>(rows)).workspace_bytes);
   }
   return bytes;
 }

@@ -1,21 +1,24 @@
 // DecodeScheduler::workspace_bytes(max_rows), what smla_prepare returns, is the most any call
 // of up to max_rows rows needs (checked against every plan, rows 1..300), so a prepared
-// workspace is never too small; and a kernel with one segment never needs any.
+// workspace is never too small; and a kernel with one segment never needs any. Also with the
+// splits and the fast path smla_prepare gives a DSv4 problem in either mode, where a row count
+// under one kernel's split bound may run another.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include "autotune/heuristics.h"
+#include "cpu/codegen/dsv4_problems.h"
 #include "cpu/runtime/decode_scheduler_keys.h"
 #include "runtime/decode_scheduler.h"
+#include "support/scoped_env.h"
 
 namespace smla::scheduler_test {
 namespace {
 
 constexpr int kMaxRowsChecked = 300;
 
-void check_workspace(const KernelKey& key) {
-  SCOPED_TRACE(key.text());
-  const DecodeScheduler scheduler(key);
+void check_workspace(const DecodeScheduler& scheduler) {
   size_t largest = 0;
   for (int max_rows = 1; max_rows <= kMaxRowsChecked; ++max_rows) {
     largest = std::max(largest, scheduler.plan(max_rows).workspace_bytes);
@@ -24,8 +27,14 @@ void check_workspace(const KernelKey& key) {
   for (int max_rows : {1024, 65536, 1 << 24}) {
     EXPECT_EQ(scheduler.workspace_bytes(max_rows), largest) << "max_rows " << max_rows;
   }
+}
+
+void check_workspace(const KernelKey& key) {
+  SCOPED_TRACE(key.text());
+  const DecodeScheduler scheduler(key);
+  check_workspace(scheduler);
   if (scheduler.geometry().segments == 1) {
-    EXPECT_EQ(largest, 0u);
+    EXPECT_EQ(scheduler.workspace_bytes(kMaxRowsChecked), 0u);
   }
 }
 
@@ -36,6 +45,22 @@ TEST(DecodeSchedulerWorkspace, IsTheLargestNeedOfAnyCall) {
     single_segment += key.geometry().segments == 1;
   }
   EXPECT_GT(single_segment, 0);  // the window-only kernels
+}
+
+TEST(DecodeSchedulerWorkspace, CoversEverySplitOfBothModes) {
+  test::ScopedEnv unset("SMLA_TILE", nullptr);
+  for (const char* arch : {"sm_90a", "sm_100a"}) {
+    for (bool batch_invariant : {true, false}) {
+      for (const test::NamedProblem& named : test::dsv4_problems()) {
+        SCOPED_TRACE(::testing::Message()
+                     << named.name << " " << arch << (batch_invariant ? "" : " batch-variant"));
+        DecodeTiles tiles;
+        ASSERT_TRUE(decode_tiles(arch, named.problem, batch_invariant, &tiles).ok());
+        const KernelKey key = KernelKey::decode(arch, named.problem, tiles.tile);
+        check_workspace(DecodeScheduler(key, tiles.narrow, tiles.fast));
+      }
+    }
+  }
 }
 
 }  // namespace
