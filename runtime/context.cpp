@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "autotune/heuristics.h"
+#include "runtime/validate.h"
 #include "templates/decode_params.cuh"
 
 namespace smla {
@@ -298,11 +299,8 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   params.q = args.q;
   params.q_row_stride = args.q_row_stride;
   params.q_head_stride = args.q_head_stride;
-  const bool uniform = problem.kv_layout == SMLA_KV_FP8_UNIFORM;
-  const double q_scale = problem.q_dtype == SMLA_FP8_E4M3 ? args.q_scale : 1.0;
-  const double kv_scale = uniform ? args.kv_scale : 1.0;
-  params.score_scale_log2 = static_cast<float>(args.softmax_scale * q_scale * kv_scale * M_LOG2E);
-  params.out_scale = static_cast<float>(kv_scale);
+  params.score_scale_log2 = static_cast<float>(score_scale(problem, args) * M_LOG2E);
+  params.out_scale = problem.kv_layout == SMLA_KV_FP8_UNIFORM ? args.kv_scale : 1.0f;
   for (int s = 0; s < problem.num_sources; ++s) {
     const smla_source_args& src = args.sources[s];
     SourceParams& dst = params.sources[s];

@@ -1,6 +1,7 @@
 #include "runtime/validate.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -270,6 +271,12 @@ Status validate_args(const smla_problem& problem, const smla_args* args) {
     SMLA_TRY(check_required(args->sink, "args.sink", 4, "problem.has_sink = 1"));
   }
   SMLA_TRY(check_scale("args.softmax_scale", args->softmax_scale, ""));
+  if (score_scale(problem, *args) * M_LOG2E > FLT_MAX) {
+    return invalid(
+        "args.softmax_scale = {}, args.q_scale = {}, args.kv_scale = {}: the scales that apply, "
+        "multiplied, overflow float",
+        args->softmax_scale, args->q_scale, args->kv_scale);
+  }
   SMLA_TRY(check_vectors("args.out", args->out, 2,
                          {"args.out_row_stride", args->out_row_stride, rows},
                          {"args.out_head_stride", args->out_head_stride, heads}));
@@ -277,6 +284,12 @@ Status validate_args(const smla_problem& problem, const smla_args* args) {
     SMLA_TRY(check_required(args->lse, "args.lse", 4, "problem.want_lse = 1"));
   }
   return Status::ok();
+}
+
+double score_scale(const smla_problem& problem, const smla_args& args) {
+  const double q_scale = problem.q_dtype == SMLA_FP8_E4M3 ? args.q_scale : 1.0;
+  const double kv_scale = problem.kv_layout == SMLA_KV_FP8_UNIFORM ? args.kv_scale : 1.0;
+  return static_cast<double>(args.softmax_scale) * q_scale * kv_scale;
 }
 
 Status validate_varlen(const smla_args& args, const smla_varlen* varlen) {

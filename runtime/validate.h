@@ -27,6 +27,10 @@ Status validate_max_rows(int max_rows);
 // Assumes `problem` is valid. num_rows == 0 is a no-op that reads nothing, so with it every field
 // but num_rows is ignored (a server may pass an empty batch with unset pointers and scales).
 Status validate_args(const smla_problem& problem, const smla_args* args);
+// The scales a call's scores are multiplied by, together: softmax_scale, times q_scale for fp8
+// q and kv_scale for the uniform layout. validate_args keeps it (times log2 e) finite in float,
+// the form the kernels take it in.
+double score_scale(const smla_problem& problem, const smla_args& args);
 // Assumes `problem` and `args` are valid. `varlen` itself is required; with args.num_rows == 0
 // its fields are ignored.
 Status validate_varlen(const smla_args& args, const smla_varlen* varlen);

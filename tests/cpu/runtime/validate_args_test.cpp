@@ -103,6 +103,26 @@ TEST(ValidateArgs, SoftmaxScaleFiniteAndPositive) {
   EXPECT_TRUE(IsOk(call.validate()));
 }
 
+// The kernels take the scales that apply as one float (times log2 e): its overflow is refused,
+// naming the three; a scale that does not apply (q_scale for bf16 q) does not count.
+TEST(ValidateArgs, ScalesTogetherStayFinite) {
+  Call fp8(with_q_dtype(SMLA_FP8_E4M3));
+  fp8.args.softmax_scale = 1e20f;
+  fp8.args.q_scale = 1e20f;
+  EXPECT_TRUE(IsInvalid(fp8.validate(), {"args.softmax_scale = 1e+20", "args.q_scale = 1e+20",
+                                         "args.kv_scale", "overflow float"}));
+  fp8.args.q_scale = 1e10f;
+  EXPECT_TRUE(IsOk(fp8.validate()));
+  Call bf16(with_q_dtype(SMLA_BF16));
+  bf16.args.softmax_scale = 1e20f;
+  bf16.args.q_scale = 1e20f;
+  EXPECT_TRUE(IsOk(bf16.validate()));
+  Call uniform(with_kv_layout(SMLA_KV_FP8_UNIFORM));
+  uniform.args.softmax_scale = 3e38f;
+  uniform.args.kv_scale = 2.0f;
+  EXPECT_TRUE(IsInvalid(uniform.validate(), {"overflow float"}));
+}
+
 TEST(ValidateArgs, QScaleCheckedOnlyForFp8Q) {
   for (float bad : {kNan, kInf, 0.0f, -1.0f}) {
     Call fp8(with_q_dtype(SMLA_FP8_E4M3));
