@@ -182,7 +182,9 @@ SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem
 
 /* The workspace needs no initialization. A split call's combine kernel may load bytes of it that
  * no kernel of the call wrote (the values of a row's empty segments) and discard them, so
- * compute-sanitizer --tool initcheck can report loads from a fresh workspace. */
+ * compute-sanitizer --tool initcheck can report loads from a fresh workspace. The bytes a call
+ * writes there must not overlap q, out, lse, sink or a source's cache, indices or lengths
+ * (SMLA_ERR_INVALID_ARGUMENT). */
 SMLA_API smla_status smla_decode(smla_context* ctx, const smla_problem* problem,
                                  const smla_args* args, void* workspace, size_t workspace_bytes,
                                  struct CUstream_st* stream);

@@ -293,6 +293,7 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
                  "workspace_bytes = {}: this call needs {} (smla_prepare returns the size)",
                  workspace_bytes, plan.workspace_bytes);
   }
+  SMLA_TRY(validate_workspace_overlap(problem, args, workspace, plan.workspace_bytes));
   DecodeParams params{};
   params.num_rows = args.num_rows;
   params.split = plan.split ? 1 : 0;

@@ -34,6 +34,11 @@ double score_scale(const smla_problem& problem, const smla_args& args);
 // Assumes `problem` and `args` are valid. `varlen` itself is required; with args.num_rows == 0
 // its fields are ignored.
 Status validate_varlen(const smla_args& args, const smla_varlen* varlen);
+// Assumes `problem` and `args` are valid. The `used_bytes` of the workspace a call writes (its
+// split partials) must not overlap any array the call reads or writes: the partials and those
+// arrays would corrupt each other silently.
+Status validate_workspace_overlap(const smla_problem& problem, const smla_args& args,
+                                  const void* workspace, size_t used_bytes);
 // NULL only with bytes == 0; a non-NULL pointer is 16-byte aligned. Whether `bytes` is enough is
 // dispatch's check (SMLA_ERR_WORKSPACE), since it depends on the kernels chosen.
 Status validate_workspace(const void* workspace, size_t bytes);
