@@ -8,7 +8,6 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 namespace smla {
 namespace {
@@ -296,8 +295,10 @@ double score_scale(const smla_problem& problem, const smla_args& args) {
 Status validate_workspace_overlap(const smla_problem& problem, const smla_args& args,
                                   const void* workspace, size_t used_bytes) {
   if (used_bytes == 0 || args.num_rows == 0) return Status::ok();
+  // NOTE: on every split call's path, so nothing is allocated unless there is an error.
   struct Array {
-    std::string name;
+    int source;         // -1: a field of args itself
+    const char* field;  // "q", or "cache" of args.sources[source]
     const void* base;
     int64_t bytes;
   };
@@ -306,29 +307,34 @@ Status validate_workspace_overlap(const smla_problem& problem, const smla_args& 
   const auto vectors_bytes = [&](int64_t row_stride, int64_t head_stride, int elem_bytes) {
     return ((rows - 1) * row_stride + (heads - 1) * head_stride + kHeadDim) * elem_bytes;
   };
-  std::vector<Array> arrays = {
-      {"args.q", args.q,
-       vectors_bytes(args.q_row_stride, args.q_head_stride,
-                     problem.q_dtype == SMLA_FP8_E4M3 ? 1 : 2)},
-      {"args.out", args.out, vectors_bytes(args.out_row_stride, args.out_head_stride, 2)}};
-  if (problem.want_lse) arrays.push_back({"args.lse", args.lse, rows * heads * 4});
-  if (problem.has_sink) arrays.push_back({"args.sink", args.sink, heads * 4});
+  Array arrays[4 + 3 * SMLA_MAX_SOURCES];
+  int count = 0;
+  arrays[count++] = {-1, "q", args.q,
+                     vectors_bytes(args.q_row_stride, args.q_head_stride,
+                                   problem.q_dtype == SMLA_FP8_E4M3 ? 1 : 2)};
+  arrays[count++] = {-1, "out", args.out,
+                     vectors_bytes(args.out_row_stride, args.out_head_stride, 2)};
+  if (problem.want_lse) arrays[count++] = {-1, "lse", args.lse, rows * heads * 4};
+  if (problem.has_sink) arrays[count++] = {-1, "sink", args.sink, heads * 4};
   for (int s = 0; s < problem.num_sources; ++s) {
     const smla_source_args& src = args.sources[s];
-    const std::string prefix = fmt::format("args.sources[{}]", s);
-    arrays.push_back({prefix + ".cache", src.cache, src.num_pages * src.page_stride_bytes});
-    arrays.push_back({prefix + ".indices", src.indices,
-                      ((rows - 1) * src.index_row_stride + problem.sources[s].width) * 4});
-    if (src.lengths) arrays.push_back({prefix + ".lengths", src.lengths, rows * 4});
+    arrays[count++] = {s, "cache", src.cache, src.num_pages * src.page_stride_bytes};
+    arrays[count++] = {s, "indices", src.indices,
+                       ((rows - 1) * src.index_row_stride + problem.sources[s].width) * 4};
+    if (src.lengths) arrays[count++] = {s, "lengths", src.lengths, rows * 4};
   }
   const auto begin = reinterpret_cast<uintptr_t>(workspace);
-  for (const Array& array : arrays) {
+  for (int i = 0; i < count; ++i) {
+    const Array& array = arrays[i];
     const auto array_begin = reinterpret_cast<uintptr_t>(array.base);
     if (array.bytes > 0 && array_begin < begin + used_bytes &&
         begin < array_begin + static_cast<uintptr_t>(array.bytes)) {
+      const std::string name = array.source < 0
+                                   ? fmt::format("args.{}", array.field)
+                                   : fmt::format("args.sources[{}].{}", array.source, array.field);
       return invalid(
           "workspace = {}: the {} bytes this call writes there overlap {} ({} bytes at {})",
-          workspace, used_bytes, array.name, array.bytes, array.base);
+          workspace, used_bytes, name, array.bytes, array.base);
     }
   }
   return Status::ok();
