@@ -1,6 +1,8 @@
 #include "cache/cubin_store.h"
 
 #include <cstdlib>
+#include <exception>
+#include <new>
 #include <utility>
 
 #include "cache/layered_store.h"
@@ -28,6 +30,18 @@ std::unique_ptr<CubinStore> CubinStore::open(const Options& options, const Logge
     return user;
   }
   return std::make_unique<LayeredCubinStore>(std::move(system), std::move(user), log);
+}
+
+Status run_compile(const CompileFn& compile, std::vector<uint8_t>* cubin, double* compile_ms) {
+  try {
+    return compile(cubin, compile_ms);
+  } catch (const std::bad_alloc&) {
+    return Status(SMLA_ERR_INTERNAL, "compiling: out of host memory");
+  } catch (const std::exception& e) {
+    return error(SMLA_ERR_INTERNAL, "compiling: {}", e.what());
+  } catch (...) {
+    return Status(SMLA_ERR_INTERNAL, "compiling: an unknown exception");
+  }
 }
 
 std::string default_cache_path() {

@@ -68,6 +68,10 @@ struct GcReport {
 // Produces a cubin for a kernel that is not cached: called outside any transaction.
 using CompileFn = std::function<Status(std::vector<uint8_t>* cubin, double* compile_ms)>;
 
+// Calls `compile`, an exception becoming SMLA_ERR_INTERNAL, so that a store that marked the
+// kernel as being compiled (its waiters, its lease) always learns the end and releases it.
+Status run_compile(const CompileFn& compile, std::vector<uint8_t>* cubin, double* compile_ms);
+
 class CubinStore {
  public:
   struct Options {

@@ -40,7 +40,7 @@ Status MemoryCubinStore::get_or_compile(const KernelEntry& entry, const CompileF
 
   std::vector<uint8_t> built;
   double compile_ms = 0;
-  Status status = compile(&built, &compile_ms);
+  Status status = run_compile(compile, &built, &compile_ms);
 
   lock.lock();
   compiling_.erase(entry.id);

@@ -195,7 +195,7 @@ Status SqliteCubinStore::compile_under_lease(const KernelEntry& entry, const Com
                                              std::vector<uint8_t>* cubin, bool* compiled) {
   std::vector<uint8_t> built;
   double compile_ms = 0;
-  Status compile_status = compile(&built, &compile_ms);
+  Status compile_status = run_compile(compile, &built, &compile_ms);
 
   std::unique_lock<std::mutex> lock(mutex_);
   if (db_ != nullptr) {
