@@ -64,6 +64,17 @@ Status SqliteCubinStore::open(const Options& options, const Logger& log,
                  "its schema version {} is newer than this build's {}; left untouched", version,
                  kSchemaVersion);
   }
+  // Without smla's schema only an empty file becomes a cache: another program's database is not
+  // taken over.
+  if (version == 0) {
+    std::string tables;
+    SMLA_TRY(db->query_text("SELECT count(*) FROM sqlite_master WHERE type = 'table'", &tables));
+    if (tables != "0") {
+      return Status(SMLA_ERR_CACHE,
+                    "it is an SQLite database of another program (tables, but not smla's); left "
+                    "untouched");
+    }
+  }
   SMLA_TRY(migrate_schema(*db));
   std::string journal_mode;
   SMLA_TRY(db->query_text("PRAGMA journal_mode = WAL", &journal_mode));
