@@ -82,7 +82,12 @@ void add_cache_maintain_commands(CLI::App& cache, int* exit_code) {
                            "ones down to --max-size");
   c->add_option("--max-size", gc->max_bytes,
                 "bound on the cubins' total size: bytes, or with a suffix K, M, G (x1024)")
-      ->transform(CLI::AsSizeValue(false));
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Validator(
+          [](const std::string& bytes) {
+            return bytes.empty() || bytes[0] != '-' ? std::string() : bytes + ": must be >= 0";
+          },
+          "BYTES"));
   gc->cache.add_to(*c);
   c->callback([gc, exit_code] { *exit_code = run_gc(*gc); });
 }

@@ -41,6 +41,11 @@ TEST(CacheErrors, NameTheProblem) {
     expect_error(dir, {"cache", "export", "--dir", dir.file("out"), "--arch", "sm_89"}, "sm_89");
   }
   {
+    SCOPED_TRACE("a negative size bound (it used to mean no bound)");
+    expect_error(dir, {"cache", "gc", "--max-size=-5", "--cache", dir.file("c.sqlite")},
+                 "--max-size: -5: must be >= 0");
+  }
+  {
     SCOPED_TRACE("missing deployment file");
     const std::string missing = dir.file("missing.json");
     expect_error(dir, {"cache", "build", "--deployment", missing, "--arch", "sm_90a"}, missing);
