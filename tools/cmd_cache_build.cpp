@@ -37,17 +37,21 @@ struct BuildOptions {
 };
 
 Status deployment_of(const BuildOptions& o, Deployment* deployment) {
-  if (!o.deployment_file.empty()) return load_deployment_file(o.deployment_file, deployment);
-  if (o.preset.empty()) {
+  // --deployment takes a file or a preset's name (DESIGN.md 6), --preset only a preset's.
+  const std::string& name = o.deployment_file.empty() ? o.preset : o.deployment_file;
+  if (name.empty()) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "name a --preset ({}) or a --deployment FILE.json",
                  fmt::join(preset_names(), ", "));
   }
   const std::vector<std::string> presets = preset_names();
-  if (std::find(presets.begin(), presets.end(), o.preset) == presets.end()) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "unknown preset \"{}\": the presets are {}", o.preset,
+  if (std::find(presets.begin(), presets.end(), name) != presets.end()) {
+    return preset_deployment(name, o.max_context, deployment);
+  }
+  if (o.deployment_file.empty()) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "unknown preset \"{}\": the presets are {}", name,
                  fmt::join(presets, ", "));
   }
-  return preset_deployment(o.preset, o.max_context, deployment);
+  return load_deployment_file(name, deployment);
 }
 
 // The local GPU's architecture, found through a context that keeps nothing (memory-only cache,
@@ -169,7 +173,8 @@ void add_cache_build_command(CLI::App& cache, int* exit_code) {
   CLI::Option* preset =
       c->add_option("--preset", o->preset,
                     fmt::format("an embedded deployment: {}", fmt::join(preset_names(), ", ")));
-  c->add_option("--deployment", o->deployment_file, "a deployment JSON file")->excludes(preset);
+  c->add_option("--deployment", o->deployment_file, "a deployment JSON file or a preset's name")
+      ->excludes(preset);
   c->add_option("--arch", o->archs,
                 "targets: sm_90a, sm_100a, sm_103a (default: the local GPU's, "
                 "or sm_100a,sm_103a without one)")

@@ -1,5 +1,6 @@
 // `smla cache build` compiles every kernel of a deployment into a fresh cache, and a second run
-// finds them all cached and is fast: what makes building ahead of serving worth it.
+// finds them all cached and is fast: what makes building ahead of serving worth it. A preset
+// named with --deployment is the same deployment.
 #include <gtest/gtest.h>
 
 #include "cpu/tools/cli_test_support.h"
@@ -34,6 +35,13 @@ TEST(CacheBuild, SecondRunFindsEveryKernelCached) {
   EXPECT_EQ(b.at("compiled").get<int>(), 0);
   EXPECT_EQ(b.at("cubin_bytes").get<int64_t>(), a.at("cubin_bytes").get<int64_t>());
   EXPECT_LE(second.seconds, 2.0);
+  // --deployment names a preset as well as a file: the same kernels.
+  std::vector<std::string> by_deployment = args;
+  by_deployment[2] = "--deployment";
+  const CliResult third = run_cli(by_deployment);
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  EXPECT_EQ(third.json().at("kernels").get<int>(), kernels);
+  EXPECT_EQ(third.json().at("cached").get<int>(), kernels);
   std::printf(
       "[ measured ] %d kernels compiled in %.2f s (reported %.2f s, median compile %.0f ms); "
       "second run %.3f s\n",
