@@ -11,7 +11,9 @@ namespace smla {
 Status LayeredCubinStore::open_system_cache(const std::string& path, int busy_timeout_ms,
                                             std::unique_ptr<SqliteDb>* system) {
   std::unique_ptr<SqliteDb> db;
-  SMLA_TRY(SqliteDb::open(path, SQLITE_OPEN_READONLY, &db));
+  // NOTE: immutable, because a shipped cache sits in a read-only directory, where SQLite
+  // cannot create the -shm file a reader of a WAL-mode file (what cache build writes) needs.
+  SMLA_TRY(SqliteDb::open_immutable(path, &db));
   db->set_busy_timeout(busy_timeout_ms);
   int version = 0;
   SMLA_TRY(read_schema_version(*db, &version));

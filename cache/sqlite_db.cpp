@@ -106,9 +106,28 @@ std::vector<uint8_t> SqliteStatement::column_blob(int index) const {
   return std::vector<uint8_t>(data, data + sqlite3_column_bytes(stmt_, index));
 }
 
+Status SqliteDb::open_immutable(const std::string& path, std::unique_ptr<SqliteDb>* db) {
+  // A URI's path is percent-encoded: the characters that would end or escape it are.
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  uri += "?immutable=1";
+  return open_as(uri, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, db);
+}
+
 Status SqliteDb::open(const std::string& path, int flags, std::unique_ptr<SqliteDb>* db) {
+  return open_as(path, path, flags, db);
+}
+
+Status SqliteDb::open_as(const std::string& name, const std::string& path, int flags,
+                         std::unique_ptr<SqliteDb>* db) {
   sqlite3* handle = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+  int rc = sqlite3_open_v2(name.c_str(), &handle, flags, nullptr);
   if (rc != SQLITE_OK) {
     Status status = sqlite_error(handle, rc, "open");
     sqlite3_close_v2(handle);

@@ -54,6 +54,10 @@ class SqliteDb {
   // `flags` are sqlite3_open_v2 flags. A handle is created even when opening fails (SQLite's
   // rule), and closed here.
   static Status open(const std::string& path, int flags, std::unique_ptr<SqliteDb>* db);
+  // Opens `path` read-only as a file nothing changes while it is open (SQLite's `immutable`):
+  // no lock, no -wal or -shm file, so it reads from a read-only directory whatever its journal
+  // mode.
+  static Status open_immutable(const std::string& path, std::unique_ptr<SqliteDb>* db);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -71,6 +75,9 @@ class SqliteDb {
 
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // Opens `name` (a path or a URI) as the database of `path`.
+  static Status open_as(const std::string& name, const std::string& path, int flags,
+                        std::unique_ptr<SqliteDb>* db);
 
   sqlite3* db_;
   std::string path_;

@@ -1,6 +1,7 @@
 // The read-only system cache is consulted before the user cache and never written: not its
 // kernels, not their hits, not even a side file next to it.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <set>
@@ -32,6 +33,44 @@ std::set<std::string> directory_listing(const std::string& directory) {
     names.insert(item.path().filename().string());
   }
   return names;
+}
+
+// A system cache as `smla cache build` leaves it (WAL journaling) in a directory the reader may
+// not write, as a package installs it: SQLite cannot create the -shm file a WAL reader needs
+// there, so the store opens it immutable. Run as `nobody` (see run_unprivileged).
+TEST(CubinStoreSystemCache, WalFileInAReadOnlyDirectoryIsConsulted) {
+  TempDir system_dir;
+  const std::string system_path = system_dir.file("system.sqlite");
+  {
+    Logger log;
+    std::atomic<int> calls{0};
+    std::vector<uint8_t> cubin;
+    std::unique_ptr<CubinStore> store = CubinStore::open(options_for(system_path), log);
+    ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin));
+  }
+  // WAL journaling (header bytes 18, 19 are 2), and no -shm file a reader could use instead.
+  const std::string header = read_file_bytes(system_path).substr(0, 20);
+  ASSERT_EQ(header[18], 2);
+  ASSERT_EQ(header[19], 2);
+  ASSERT_FALSE(std::filesystem::exists(system_path + "-shm"));
+  ASSERT_EQ(chmod(system_dir.path().c_str(), 0555), 0);
+  const ChildResult child = run_unprivileged([&]() -> std::string {
+    Logger log;
+    CubinStore::Options options = options_for("");
+    options.system_path = system_path;
+    std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+    std::atomic<int> calls{0};
+    std::vector<uint8_t> cubin;
+    bool compiled = false;
+    if (!store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled)) {
+      return "get_or_compile failed";
+    }
+    if (compiled || calls != 0) return "the system cache was not consulted";
+    return cubin == test_cubin(0) ? "" : "wrong cubin";
+  });
+  ASSERT_EQ(chmod(system_dir.path().c_str(), 0755), 0);
+  EXPECT_EQ(child.exit_code, 0) << child.stderr_text;
+  EXPECT_EQ(count_warnings(child.stderr_text), 0) << child.stderr_text;
 }
 
 TEST(CubinStoreSystemCache, ConsultedFirstAndNeverWritten) {
