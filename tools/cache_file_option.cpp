@@ -1,6 +1,8 @@
 #include "tools/cache_file_option.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 namespace smla::tools {
 
@@ -21,6 +23,14 @@ std::unique_ptr<CubinStore> CacheFileOption::open(const Logger& log) const {
   CubinStore::Options options;
   options.path = path();
   return CubinStore::open(options, log);
+}
+
+std::unique_ptr<CubinStore> CacheFileOption::open_existing(const Logger& log) const {
+  const std::string file = path();
+  std::error_code ec;
+  if (file.empty() || std::filesystem::exists(file, ec)) return open(log);
+  log.warn("cache {}: no such file (nothing is created; the cache is empty)", file);
+  return CubinStore::open(CubinStore::Options(), log);
 }
 
 void apply_log_environment(Logger* log) {

@@ -18,6 +18,9 @@ class CacheFileOption {
   std::string path() const;
   // The user cache only: these commands manage that file, so no system cache is layered in.
   std::unique_ptr<CubinStore> open(const Logger& log) const;
+  // For the commands that only read it: the file's store if the file exists, else an empty
+  // memory-only one after a warning (a mistyped path creates nothing).
+  std::unique_ptr<CubinStore> open_existing(const Logger& log) const;
 
  private:
   std::string value_;

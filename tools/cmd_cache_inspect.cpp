@@ -30,7 +30,7 @@ std::string local_time_text(int64_t unix_seconds) {
 int run_ls(const InspectOptions& o) {
   Logger log;
   apply_log_environment(&log);
-  const std::vector<KernelEntry> entries = o.cache.open(log)->list();
+  const std::vector<KernelEntry> entries = o.cache.open_existing(log)->list();
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const KernelEntry& e : entries) {
@@ -63,7 +63,7 @@ int run_ls(const InspectOptions& o) {
 int run_stats(const InspectOptions& o) {
   Logger log;
   apply_log_environment(&log);
-  const StoreStats s = o.cache.open(log)->stats();
+  const StoreStats s = o.cache.open_existing(log)->stats();
   if (o.json) {
     const nlohmann::json out = {{"kernels", s.kernels},         {"cubin_bytes", s.cubin_bytes},
                                 {"tuning_rows", s.tuning_rows}, {"hits", s.hits},

@@ -1,7 +1,9 @@
-// `cache ls` lists one entry per cached kernel: as JSON with every field, and as text lines.
+// `cache ls` lists one entry per cached kernel: as JSON with every field, and as text lines;
+// it and `cache stats` create no file at a path that has none.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "cpu/tools/cli_test_support.h"
@@ -41,6 +43,20 @@ TEST(CacheLs, OneEntryPerKernel) {
   EXPECT_EQ(std::count(text.out.begin(), text.out.end(), '\n'), static_cast<long>(kernels) + 1)
       << "a header and one line per kernel:\n"
       << text.out;
+}
+
+// Reading commands create nothing: a mistyped path is an empty cache with a warning, and
+// neither the file nor its directory appears.
+TEST(CacheLs, AMissingFileIsNotCreated) {
+  TempDir dir;
+  const std::string missing = dir.file("typo/cache.sqlite");
+  for (const char* command : {"ls", "stats"}) {
+    SCOPED_TRACE(command);
+    const CliResult result = run_cli({"cache", command, "--json", "--cache", missing});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.err.find("no such file"), std::string::npos) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("typo")));
+  }
 }
 
 }  // namespace
