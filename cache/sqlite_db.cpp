@@ -1,6 +1,8 @@
 #include "cache/sqlite_db.h"
 
+#include <filesystem>
 #include <string>
+#include <system_error>
 
 namespace smla {
 
@@ -121,7 +123,12 @@ Status SqliteDb::open_immutable(const std::string& path, std::unique_ptr<SqliteD
 }
 
 Status SqliteDb::open(const std::string& path, int flags, std::unique_ptr<SqliteDb>* db) {
-  return open_as(path, path, flags, db);
+  // NOTE: a relative path that starts with "file:" would be read as a URI (SQLite as Debian
+  // builds it takes URIs by default); an absolute path is always a file's name.
+  std::error_code ec;
+  const std::string absolute =
+      path.empty() || path[0] == '/' ? path : std::filesystem::absolute(path, ec).string();
+  return open_as(ec ? path : absolute, path, flags, db);
 }
 
 Status SqliteDb::open_as(const std::string& name, const std::string& path, int flags,
