@@ -1,6 +1,10 @@
 // The smla command line (DESIGN.md §6): info, selftest, cache build/ls/stats/verify/gc/path,
 // check, bench. Plain text by default, JSON with --json.
+#include <fmt/format.h>
 #include <smla.h>
+
+#include <string>
+#include <vector>
 
 #include "tools/commands.h"
 
@@ -13,6 +17,18 @@ int main(int argc, char** argv) {
   smla::tools::add_cache_commands(app, &exit_code);
   smla::tools::add_check_command(app, &exit_code);
   smla::tools::add_bench_command(app, &exit_code);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // NOTE: a mistyped command leaves its word unparsed, and CLI11 reports only that a
+    // subcommand is required; the word is what the user needs to see.
+    const std::vector<std::string> rest = app.remaining(true);
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !rest.empty()) {
+      fmt::print(stderr, "smla: unknown command \"{}\"\nRun with --help for the commands.\n",
+                 rest.front());
+      return e.get_exit_code();
+    }
+    return app.exit(e);
+  }
   return exit_code;
 }

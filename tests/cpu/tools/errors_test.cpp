@@ -41,6 +41,11 @@ TEST(CacheErrors, NameTheProblem) {
     expect_error(dir, {"cache", "export", "--dir", dir.file("out"), "--arch", "sm_89"}, "sm_89");
   }
   {
+    SCOPED_TRACE("a mistyped command is named");
+    expect_error(dir, {"tune"}, "unknown command \"tune\"");
+    expect_error(dir, {"cache", "frob"}, "unknown command \"frob\"");
+  }
+  {
     SCOPED_TRACE("a negative size bound (it used to mean no bound)");
     expect_error(dir, {"cache", "gc", "--max-size=-5", "--cache", dir.file("c.sqlite")},
                  "--max-size: -5: must be >= 0");
