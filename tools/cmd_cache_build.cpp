@@ -38,20 +38,19 @@ struct BuildOptions {
 
 Status deployment_of(const BuildOptions& o, Deployment* deployment) {
   // --deployment takes a file or a preset's name (DESIGN.md 6), --preset only a preset's.
-  const std::string& name = o.deployment_file.empty() ? o.preset : o.deployment_file;
-  if (name.empty()) {
+  if (!o.deployment_file.empty()) {
+    return resolve_deployment(o.deployment_file, o.max_context, deployment);
+  }
+  if (o.preset.empty()) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "name a --preset ({}) or a --deployment FILE.json",
                  fmt::join(preset_names(), ", "));
   }
   const std::vector<std::string> presets = preset_names();
-  if (std::find(presets.begin(), presets.end(), name) != presets.end()) {
-    return preset_deployment(name, o.max_context, deployment);
-  }
-  if (o.deployment_file.empty()) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "unknown preset \"{}\": the presets are {}", name,
+  if (std::find(presets.begin(), presets.end(), o.preset) == presets.end()) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "unknown preset \"{}\": the presets are {}", o.preset,
                  fmt::join(presets, ", "));
   }
-  return load_deployment_file(name, deployment);
+  return preset_deployment(o.preset, o.max_context, deployment);
 }
 
 // The local GPU's architecture, found through a context that keeps nothing (memory-only cache,
