@@ -79,7 +79,7 @@ typedef enum smla_log_level {
 
 /* Context options. Fill with smla_options_init() and change what you need.
  * Environment variables override: SMLA_CACHE, SMLA_SYSTEM_CACHE, SMLA_JIT=0, SMLA_LOG,
- * SMLA_BATCH_INVARIANT=0. */
+ * SMLA_BATCH_INVARIANT=0; SMLA_TUNING=0 ignores the cache's tuning rows (`smla tune`). */
 typedef struct smla_options {
   int device;                    /* CUDA device ordinal (default 0) */
   const char* cache_path;        /* NULL: default path; "": memory only */
@@ -176,7 +176,9 @@ SMLA_API smla_status smla_context_destroy(smla_context* ctx);
 
 /* Makes every kernel this problem can dispatch to for up to max_rows rows ready and returns the
  * workspace (device bytes) the caller must pass to decode/prefill. After it returns SMLA_OK,
- * decode/prefill with num_rows <= max_rows never compile, allocate or synchronize. */
+ * decode/prefill with num_rows <= max_rows never compile, allocate or synchronize. On a device,
+ * the cache's tuning rows for this GPU (`smla tune`) are loaded here; they never change the
+ * workspace size, a pure function of (problem, max_rows). */
 SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max_rows,
                                   size_t* workspace_bytes);
 

@@ -62,6 +62,21 @@ size_t ProblemKeyHash::operator()(const ProblemKey& key) const {
   return hash;
 }
 
+CubinStore::Options context_store_options(const smla_options& options) {
+  CubinStore::Options store_options;
+  if (const char* path = env("SMLA_CACHE")) {
+    store_options.path = path;
+  } else {
+    store_options.path = options.cache_path ? options.cache_path : default_cache_path();
+  }
+  if (const char* path = env("SMLA_SYSTEM_CACHE")) {
+    store_options.system_path = path;
+  } else if (options.system_cache_path) {
+    store_options.system_path = options.system_cache_path;
+  }
+  return store_options;
+}
+
 Status Context::create(const smla_options* options, std::unique_ptr<Context>* result) {
   smla_options defaults;
   smla_options_init(&defaults);
@@ -84,18 +99,8 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
     context->log_.info("batch-variant mode: calls of many rows may run faster kernels");
   }
 
-  CubinStore::Options store_options;
-  if (const char* path = env("SMLA_CACHE")) {
-    store_options.path = path;
-  } else {
-    store_options.path = o.cache_path ? o.cache_path : default_cache_path();
-  }
-  if (const char* path = env("SMLA_SYSTEM_CACHE")) {
-    store_options.system_path = path;
-  } else if (o.system_cache_path) {
-    store_options.system_path = o.system_cache_path;
-  }
-  context->store_ = CubinStore::open(store_options, context->log_);
+  context->tuning_ = tuning_enabled();
+  context->store_ = CubinStore::open(context_store_options(o), context->log_);
   context->builder_ = std::make_unique<KernelBuilder>(*context->store_, context->log_);
 
   Status driver_status;
@@ -126,28 +131,13 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
 Status Context::open_device(int ordinal) {
   const CudaDriver& d = *driver_;
   SMLA_TRY(d.check(d.cuDeviceGet(&cu_device_, ordinal), "cuDeviceGet"));
-  char name[256] = {0};
-  SMLA_TRY(d.check(d.cuDeviceGetName(name, sizeof(name) - 1, cu_device_), "cuDeviceGetName"));
-  int major = 0, minor = 0;
-  SMLA_TRY(d.check(
-      d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cu_device_),
-      "cuDeviceGetAttribute"));
-  SMLA_TRY(d.check(
-      d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cu_device_),
-      "cuDeviceGetAttribute"));
-  device_.ordinal = ordinal;
-  device_.name = name;
-  device_.arch = arch_for_compute_capability(major, minor);
+  SMLA_TRY(read_device_info(d, cu_device_, ordinal, &device_));
   if (device_.arch.empty()) {
     return error(
         SMLA_ERR_UNSUPPORTED,
         "device {} ({}) has compute capability {}.{}; smla runs on sm_90, sm_100 and sm_103",
-        ordinal, name, major, minor);
+        ordinal, device_.name, device_.major, device_.minor);
   }
-  SMLA_TRY(d.check(d.cuDeviceGetAttribute(&device_.sm_count,
-                                          CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, cu_device_),
-                   "cuDeviceGetAttribute"));
-  SMLA_TRY(d.check(d.cuDriverGetVersion(&device_.driver_version), "cuDriverGetVersion"));
   SMLA_TRY(
       d.check(d.cuDevicePrimaryCtxRetain(&cu_context_, cu_device_), "cuDevicePrimaryCtxRetain"));
   arch_ = device_.arch;
@@ -201,6 +191,7 @@ void Context::unload(Prepared* prepared) {
   unload(&prepared->main);
   for (KernelPair& pair : prepared->narrow) unload(&pair);
   unload(&prepared->fast);
+  for (KernelPair& pair : prepared->tuned) unload(&pair);
 }
 
 Status Context::load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair) {
@@ -227,12 +218,13 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   if (!unsupported.empty()) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "tile {}: {}", tiles.tile.text(), unsupported);
   }
+  std::vector<KernelPair> tuned_pairs;
+  const std::vector<TunedTile> tuned = load_tuned(problem, tiles, allow_compile, &tuned_pairs);
   const std::vector<NarrowSplit>& narrow = tiles.narrow;
-  auto prepared =
-      std::unique_ptr<Prepared>(new Prepared{DecodeScheduler(key, narrow, tiles.fast), {}, {}, {}});
+  auto prepared = std::unique_ptr<Prepared>(
+      new Prepared{DecodeDispatch(arch_, problem, tiles, tuned), {}, {}, {}, std::move(tuned_pairs)});
   prepared->narrow.resize(narrow.size());
-  SMLA_TRY(load_decode_pair(key, allow_compile, &prepared->main));
-  Status status;
+  Status status = load_decode_pair(key, allow_compile, &prepared->main);
   for (size_t i = 0; i < narrow.size() && status; ++i) {
     const KernelKey narrow_key = KernelKey::decode(arch_, problem, narrow[i].tile);
     status = load_decode_pair(narrow_key, allow_compile, &prepared->narrow[i]);
@@ -251,6 +243,26 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   return Status::ok();
 }
 
+std::vector<TunedTile> Context::load_tuned(const smla_problem& problem, const DecodeTiles& tiles,
+                                           bool allow_compile, std::vector<KernelPair>* pairs) {
+  std::vector<TunedTile> loaded;
+  if (driver_ == nullptr || !tuning_ || tiles.forced) return loaded;
+  for (const TunedTile& tuned : find_tuned_tiles(*store_, device_.tuning_device(), arch_, problem,
+                                                 batch_invariant_, log_)) {
+    KernelPair pair;
+    const Status status =
+        load_decode_pair(KernelKey::decode(arch_, problem, tuned.tile), allow_compile, &pair);
+    if (!status) {
+      log_.warn("tuned tile {} for {}+ rows not loaded, the heuristic serves them: {}",
+                tuned.tile.text(), tuned.bucket, status.message());
+      continue;
+    }
+    loaded.push_back(tuned);
+    pairs->push_back(pair);
+  }
+  return loaded;
+}
+
 const Context::Prepared* Context::find_prepared(const smla_problem& problem) const {
   std::shared_lock<std::shared_mutex> lock(prepared_mutex_);
   const auto found = prepared_.find(problem_key(problem));
@@ -261,7 +273,7 @@ Status Context::prepare(const smla_problem& problem, int max_rows, size_t* works
   std::lock_guard<std::mutex> lock(prepare_mutex_);
   const Prepared* prepared = nullptr;
   SMLA_TRY(prepare_locked(problem, jit_allowed_, &prepared));
-  *workspace_bytes = prepared->scheduler.workspace_bytes(max_rows);
+  *workspace_bytes = prepared->dispatch.workspace_bytes(max_rows);
   return Status::ok();
 }
 
@@ -287,7 +299,8 @@ Status Context::decode(const smla_problem& problem, const smla_args& args, void*
 
 Status Context::launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
                        void* workspace, size_t workspace_bytes, CUstream stream) {
-  const DecodeLaunch plan = prepared.scheduler.plan(args.num_rows);
+  const DecodeChoice choice = prepared.dispatch.choose(args.num_rows);
+  const DecodeLaunch& plan = choice.launch;
   if (plan.workspace_bytes > workspace_bytes) {
     return error(SMLA_ERR_WORKSPACE,
                  "workspace_bytes = {}: this call needs {} (smla_prepare returns the size)",
@@ -325,9 +338,10 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
   }
 
-  const KernelPair& kernels = plan.fast         ? prepared.fast
-                              : plan.narrow < 0 ? prepared.main
-                                                : prepared.narrow[plan.narrow];
+  const KernelPair& kernels = choice.tuned >= 0 ? prepared.tuned[choice.tuned]
+                              : plan.fast        ? prepared.fast
+                              : plan.narrow < 0  ? prepared.main
+                                                 : prepared.narrow[plan.narrow];
   const LoadedKernel& decode = kernels.decode;
   const LoadedKernel& combine = kernels.combine;
   void* kernel_args[] = {&params};

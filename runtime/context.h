@@ -14,21 +14,17 @@
 
 #include "cache/cubin_store.h"
 #include "runtime/cuda_driver.h"
-#include "runtime/decode_scheduler.h"
+#include "runtime/decode_dispatch.h"
+#include "runtime/device_info.h"
 #include "runtime/kernel_builder.h"
 #include "support/log.h"
 #include "support/status.h"
 
 namespace smla {
 
-// The device a context runs on.
-struct DeviceInfo {
-  int ordinal = 0;
-  std::string name;
-  std::string arch;  // "sm_90a", ...
-  int sm_count = 0;
-  int driver_version = 0;
-};
+// The cache a context with these options opens: SMLA_CACHE and SMLA_SYSTEM_CACHE override the
+// options' paths (NULL: the default path, "": memory only).
+CubinStore::Options context_store_options(const smla_options& options);
 
 // A problem with its fields normalized (unused sources cleared), usable as a map key.
 struct ProblemKey {
@@ -68,10 +64,11 @@ class Context {
     LoadedKernel combine;  // loaded when the decode kernel can split
   };
   struct Prepared {
-    DecodeScheduler scheduler;
+    DecodeDispatch dispatch;
     KernelPair main;
-    std::vector<KernelPair> narrow;  // of the scheduler's narrow splits, in its order
+    std::vector<KernelPair> narrow;  // of the heuristic's narrow splits, in its order
     KernelPair fast;                 // the batch-variant fast path's, when it has one
+    std::vector<KernelPair> tuned;   // of the dispatch's tuned tiles, in its order
   };
 
   Context() = default;
@@ -82,6 +79,10 @@ class Context {
   Status load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair);
   void unload(KernelPair* pair);
   void unload(Prepared* prepared);
+  // The tuning rows of this device for `problem` whose kernels load (a row whose kernel does not
+  // is skipped with a warning: the heuristic serves its bucket).
+  std::vector<TunedTile> load_tuned(const smla_problem& problem, const DecodeTiles& tiles,
+                                    bool allow_compile, std::vector<KernelPair>* pairs);
   Status launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
                 void* workspace, size_t workspace_bytes, CUstream stream);
   const Prepared* find_prepared(const smla_problem& problem) const;
@@ -91,6 +92,7 @@ class Context {
   std::unique_ptr<KernelBuilder> builder_;
   bool jit_allowed_ = true;
   bool batch_invariant_ = true;
+  bool tuning_ = true;  // apply the cache's tuning rows for this device
   const CudaDriver* driver_ = nullptr;
   CUdevice cu_device_ = 0;
   CUcontext cu_context_ = nullptr;

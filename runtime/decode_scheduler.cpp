@@ -43,6 +43,16 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
                      : last_wave_rows > 0         ? std::min(wgmma_rows, last_wave_rows + 1)
                                                   : wgmma_rows;
   }
+  // NOTE: a split kernel's need grows with num_rows, but a row count below its bound may run
+  // another kernel (batch-variant mode's wave splits take rows under the default's bound), so
+  // every count up to the largest that splits is planned once, here (a few hundred).
+  int64_t last_split = max_split_rows_;
+  for (const Narrow& n : narrow_) last_split = std::max(last_split, n.max_rows);
+  workspace_up_to_.assign(static_cast<size_t>(last_split) + 1, 0);
+  for (int64_t rows = 1; rows <= last_split; ++rows) {
+    workspace_up_to_[rows] =
+        std::max(workspace_up_to_[rows - 1], plan(static_cast<int>(rows)).workspace_bytes);
+  }
 }
 
 int64_t DecodeScheduler::wave_split_rows(const TileConfig& tile) const {
@@ -96,16 +106,8 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
 }
 
 size_t DecodeScheduler::workspace_bytes(int max_rows) const {
-  // NOTE: a split kernel's need grows with num_rows, but a row count below its bound may run
-  // another kernel (batch-variant mode's wave splits take rows under the default's bound), so
-  // every count up to the largest that splits is planned (a few hundred: prepare time only).
-  int64_t last_split = max_split_rows_;
-  for (const Narrow& n : narrow_) last_split = std::max(last_split, n.max_rows);
-  size_t bytes = 0;
-  for (int64_t rows = 1; rows <= std::min<int64_t>(max_rows, last_split); ++rows) {
-    bytes = std::max(bytes, plan(static_cast<int>(rows)).workspace_bytes);
-  }
-  return bytes;
+  if (max_rows < 1) return 0;
+  return workspace_up_to_[std::min<size_t>(max_rows, workspace_up_to_.size() - 1)];
 }
 
 Status decode_tiles(const std::string& arch, const smla_problem& problem, bool batch_invariant,
@@ -129,9 +131,15 @@ Status decode_tiles(const std::string& arch, const smla_problem& problem, bool b
     return error(SMLA_ERR_INVALID_ARGUMENT, "SMLA_TILE = \"{}\": not a tile configuration", forced);
   }
   tiles->tile = *parsed;
+  tiles->forced = true;
   tiles->narrow.clear();
   tiles->fast.reset();
   return Status::ok();
+}
+
+bool tuning_enabled() {
+  const char* tuning = std::getenv("SMLA_TUNING");
+  return tuning == nullptr || std::strcmp(tuning, "0") != 0;
 }
 
 bool batch_invariant_mode(int option) {

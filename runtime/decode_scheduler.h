@@ -89,6 +89,7 @@ class DecodeScheduler {
     int64_t min_rows;  // ...and of at least this many
   };
   std::vector<Narrow> narrow_;
+  std::vector<size_t> workspace_up_to_;  // [n]: the most any call of <= n rows needs
 };
 
 // The tile smla_prepare runs a problem on for `arch`, its narrow splits and (without
@@ -100,6 +101,7 @@ struct DecodeTiles {
   TileConfig tile;
   std::vector<NarrowSplit> narrow;
   std::optional<TileConfig> fast;
+  bool forced = false;  // by SMLA_TILE: tuning rows do not apply either
 };
 Status decode_tiles(const std::string& arch, const smla_problem& problem, bool batch_invariant,
                     DecodeTiles* tiles);
@@ -107,5 +109,9 @@ Status decode_tiles(const std::string& arch, const smla_problem& problem, bool b
 // The mode a context runs in: options.batch_invariant, unless SMLA_BATCH_INVARIANT is set ("0":
 // batch-variant, anything else: invariant).
 bool batch_invariant_mode(int option);
+
+// Whether contexts apply tuning rows (autotune/tuning.h): yes unless SMLA_TUNING is "0" (a knob
+// for measuring the heuristic schedule against the tuned one, as `smla tune` does).
+bool tuning_enabled();
 
 }  // namespace smla

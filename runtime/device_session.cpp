@@ -52,6 +52,7 @@ Status DeviceSession::open(int ordinal, std::unique_ptr<DeviceSession>* session)
   std::unique_ptr<DeviceSession> s(new DeviceSession());
   s->driver_ = driver;
   SMLA_TRY(driver->check(driver->cuDeviceGet(&s->device_, ordinal), "cuDeviceGet"));
+  s->ordinal_ = ordinal;
   SMLA_TRY(driver->check(driver->cuDevicePrimaryCtxRetain(&s->context_, s->device_),
                          "cuDevicePrimaryCtxRetain"));
   SMLA_TRY(driver->check(driver->cuCtxPushCurrent(s->context_), "cuCtxPushCurrent"));
@@ -66,15 +67,14 @@ DeviceSession::~DeviceSession() {
 }
 
 Status DeviceSession::arch(std::string* arch) const {
-  int major = 0, minor = 0;
-  SMLA_TRY(driver_->check(
-      driver_->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device_),
-      "cuDeviceGetAttribute"));
-  SMLA_TRY(driver_->check(
-      driver_->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device_),
-      "cuDeviceGetAttribute"));
-  *arch = arch_for_compute_capability(major, minor);
+  DeviceInfo device;
+  SMLA_TRY(info(&device));
+  *arch = device.arch;
   return Status::ok();
+}
+
+Status DeviceSession::info(DeviceInfo* info) const {
+  return read_device_info(*driver_, device_, ordinal_, info);
 }
 
 Status DeviceSession::allocate(size_t bytes, DeviceBuffer* buffer) const {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/cuda_driver.h"
+#include "runtime/device_info.h"
 #include "support/status.h"
 
 namespace smla {
@@ -48,6 +49,7 @@ class DeviceSession {
   const CudaDriver& driver() const { return *driver_; }
   // The device's kernel architecture ("sm_90a", ...; "" for an unsupported one).
   Status arch(std::string* arch) const;
+  Status info(DeviceInfo* info) const;  // as a context on this device reads it
   Status allocate(size_t bytes, DeviceBuffer* buffer) const;
   Status create_stream(CUstream* stream) const;
   Status synchronize(CUstream stream) const;
@@ -59,6 +61,7 @@ class DeviceSession {
   DeviceSession() = default;
   const CudaDriver* driver_ = nullptr;
   CUdevice device_ = 0;
+  int ordinal_ = 0;
   CUcontext context_ = nullptr;
 };
 

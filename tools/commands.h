@@ -10,5 +10,6 @@ void add_info_commands(CLI::App& app, int* exit_code);
 void add_cache_commands(CLI::App& app, int* exit_code);
 void add_check_command(CLI::App& app, int* exit_code);
 void add_bench_command(CLI::App& app, int* exit_code);
+void add_tune_command(CLI::App& app, int* exit_code);
 
 }  // namespace smla::tools

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU round on the H200 machine (shared/GPU.md): run from the repository root of the copy
 # there, with the binaries and a prewarmed cache built here in carry/ (tools/gpu-carry.sh).
-#   tools/gpu-round.sh [tests] [sanitize] [bench] [sass] [ncu] [ncu-sass] [ceiling] [wgmma-rate]
+#   tools/gpu-round.sh [tests] [sanitize] [bench] [tune] [sass] [ncu] [ncu-sass] [ceiling]
+#                      [wgmma-rate]
 #   (default: tests sanitize bench sass)
 #   SANITIZE_FILTER: the gtest filter the sanitizers run (default Sanitized.*)
 # Logs and JSON go to $OUT; a short summary is printed last.
@@ -44,6 +45,23 @@ if has bench; then
     eval "env $envs timeout 120 carry/smla bench $args" >>"$OUT/bench.txt" 2>&1
   done <"${BENCH_LIST:-tools/bench/matrix.txt}"
   summary+=("bench: $(grep -c '^h' "$OUT/bench.txt") rows in bench.txt")
+fi
+if has tune; then
+  # `smla tune` of TUNE_PROBLEM (default: the 16-head CSA problem) in both modes, then
+  # `smla bench` of it with the stored rows applied (mode tuned-*) and without (SMLA_TUNING=0).
+  problem=${TUNE_PROBLEM:---preset dsv4-pro-tp8 --layer csa --q-len 1}
+  rows=1,2,3,4,8,16,32,64,128,256
+  : >"$OUT/tune.txt"
+  for mode in 1 0; do
+    flag=$([ $mode = 0 ] && echo --batch-variant)
+    timeout 240 carry/smla tune $problem --max-rows 256 $flag >>"$OUT/tune.txt" 2>&1
+    summary+=("tune (SMLA_BATCH_INVARIANT=$mode): rc=$?")
+    for tuning in 1 0; do
+      echo "## SMLA_BATCH_INVARIANT=$mode SMLA_TUNING=$tuning smla bench $problem --rows $rows" >>"$OUT/tune.txt"
+      SMLA_BATCH_INVARIANT=$mode SMLA_TUNING=$tuning timeout 120 carry/smla bench $problem \
+        --rows $rows >>"$OUT/tune.txt" 2>&1
+    done
+  done
 fi
 if has ncu; then
   timeout 200 ncu --clock-control none -k regex:smla_decode --launch-skip 2 --launch-count 1 \
@@ -90,4 +108,5 @@ echo "==== summary"
 grep -E '^\[  FAILED  \]' "$OUT/gpu_tests.log" 2>/dev/null | head -20
 grep -E 'Failure|rel_l2|error' "$OUT/gpu_tests.log" 2>/dev/null | head -20
 cat "$OUT/bench.txt" 2>/dev/null | grep -E '^(h|##|smla)' | head -60
+grep -E '^(h|##|smla|problem)' "$OUT/tune.txt" 2>/dev/null | head -100
 printf '%s\n' "${summary[@]}"

@@ -1,5 +1,5 @@
 // The smla command line (DESIGN.md §6): info, selftest, cache build/ls/stats/verify/gc/path,
-// check, bench. Plain text by default, JSON with --json.
+// check, bench, tune. Plain text by default, JSON with --json.
 #include <fmt/format.h>
 #include <smla.h>
 
@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   smla::tools::add_cache_commands(app, &exit_code);
   smla::tools::add_check_command(app, &exit_code);
   smla::tools::add_bench_command(app, &exit_code);
+  smla::tools::add_tune_command(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

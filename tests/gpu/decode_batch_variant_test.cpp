@@ -15,7 +15,7 @@ class DecodeBatchVariant : public ::testing::Test {
  protected:
   void SetUp() override {
     SMLA_REQUIRE_GPU();
-    test::ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
+    ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
     ctx_ = create_context();
     ASSERT_NE(ctx_, nullptr);
   }
@@ -114,7 +114,7 @@ TEST_F(DecodeBatchVariant, WaveSplits) {
 // one-tile segments, forced.
 TEST(CombineKernel, FoldsManySegmentsInBatches) {
   SMLA_REQUIRE_GPU();
-  test::ScopedEnv tile("SMLA_TILE", "hg8.w8.te32.st2.seg1.mb2.mma_sync");
+  ScopedEnv tile("SMLA_TILE", "hg8.w8.te32.st2.seg1.mb2.mma_sync");
   smla_context* ctx = create_context();
   ASSERT_NE(ctx, nullptr);
   const smla_problem p =

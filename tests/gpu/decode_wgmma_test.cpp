@@ -36,7 +36,7 @@ class DecodeWgmma : public ::testing::Test {
     check_case(spec_for(p, rows, seed), what, {}, ctx_);
   }
 
-  test::ScopedEnv tile_{"SMLA_TILE", kWgmmaTile};
+  ScopedEnv tile_{"SMLA_TILE", kWgmmaTile};
   smla_context* ctx_ = nullptr;
 };
 

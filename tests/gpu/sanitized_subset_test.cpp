@@ -67,7 +67,7 @@ TEST(Sanitized, BatchVariantMode) {
   SMLA_REQUIRE_GPU();
   smla_context* ctx = nullptr;
   {
-    test::ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
+    ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
     ctx = create_context();
   }
   ASSERT_NE(ctx, nullptr);

@@ -6,7 +6,8 @@
 #include <random>
 
 #include "autotune/heuristics.h"
-#include "runtime/decode_scheduler.h"
+#include "runtime/context.h"
+#include "runtime/decode_dispatch.h"
 #include "runtime/device_session.h"
 #include "tools/lib/deployment.h"
 #include "tools/lib/device_case.h"
@@ -154,6 +155,46 @@ Status make_inputs(const DeviceSession& session, const smla_problem& p, const Be
   return Status::ok();
 }
 
+// A timing's graph and events, destroyed on every return.
+struct TimingObjects {
+  explicit TimingObjects(const CudaDriver& driver) : d(driver) {}
+  ~TimingObjects() {
+    if (start) d.cuEventDestroy(start);
+    if (stop) d.cuEventDestroy(stop);
+    if (exec) d.cuGraphExecDestroy(exec);
+    if (graph) d.cuGraphDestroy(graph);
+  }
+  TimingObjects(const TimingObjects&) = delete;
+  TimingObjects& operator=(const TimingObjects&) = delete;
+  const CudaDriver& d;
+  CUgraph graph = nullptr;
+  CUgraphExec exec = nullptr;
+  CUevent start = nullptr, stop = nullptr;
+};
+
+// The dispatch a context with default options on `session`'s device builds for `problem` (the
+// environment decides its mode, cache and tuning), for the rows' mode label.
+Status default_context_dispatch(const DeviceSession& session, const smla_problem& problem,
+                                std::unique_ptr<DecodeDispatch>* dispatch) {
+  DeviceInfo device;
+  SMLA_TRY(session.info(&device));
+  const bool batch_invariant = batch_invariant_mode(1);
+  DecodeTiles tiles;
+  SMLA_TRY(decode_tiles(device.arch, problem, batch_invariant, &tiles));
+  std::vector<TunedTile> tuned;
+  if (tuning_enabled() && !tiles.forced) {
+    smla_options defaults;
+    smla_options_init(&defaults);
+    const Logger quiet(SMLA_LOG_ERROR);
+    const std::unique_ptr<CubinStore> store =
+        CubinStore::open(context_store_options(defaults), quiet);
+    tuned = find_tuned_tiles(*store, device.tuning_device(), device.arch, problem,
+                             batch_invariant, quiet);
+  }
+  *dispatch = std::make_unique<DecodeDispatch>(device.arch, problem, tiles, tuned);
+  return Status::ok();
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -165,74 +206,90 @@ double gather_ceiling_bytes_per_s(smla_kv_layout layout) {
   return layout == SMLA_KV_FP8_PACKED ? 4.47e12 : layout == SMLA_KV_BF16 ? 4.58e12 : 4.54e12;
 }
 
+struct ProblemBench::Data {
+  BenchPools pools;
+  std::map<int, BenchInputs> inputs;  // by row count
+};
+
+Status ProblemBench::open(const smla_problem& problem, double pool_gb,
+                          std::unique_ptr<ProblemBench>* bench) {
+  std::unique_ptr<ProblemBench> b(new ProblemBench());
+  b->problem_ = problem;
+  b->data_ = std::make_unique<Data>();
+  SMLA_TRY(DeviceSession::open(0, &b->session_));
+  SMLA_TRY(b->session_->create_stream(&b->stream_));
+  SMLA_TRY(make_pools(*b->session_, problem, pool_gb * 1e9, &b->data_->pools));
+  *bench = std::move(b);
+  return Status::ok();
+}
+
+ProblemBench::~ProblemBench() {
+  data_.reset();  // device buffers first, while the session is open
+  if (stream_ != nullptr) session_->driver().cuStreamDestroy(stream_);
+}
+
+Status ProblemBench::time(smla_context* ctx, int rows, const BenchOptions& options,
+                          double* median_us, double* spread_us) {
+  const CudaDriver& d = session_->driver();
+  size_t workspace_bytes = 0;
+  SMLA_TRY(status_of(smla_prepare(ctx, &problem_, rows, &workspace_bytes)));
+  DeviceBuffer workspace;
+  SMLA_TRY(session_->allocate(workspace_bytes, &workspace));
+  auto found = data_->inputs.find(rows);
+  if (found == data_->inputs.end()) {
+    BenchInputs in;
+    SMLA_TRY(make_inputs(*session_, problem_, data_->pools, rows, &in));
+    found = data_->inputs.emplace(rows, std::move(in)).first;
+  }
+  const BenchInputs& in = found->second;
+  // One graph: a call per input set, so consecutive calls gather different entries.
+  SMLA_TRY(d.check(d.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_GLOBAL),
+                   "cuStreamBeginCapture"));
+  Status captured;
+  for (const smla_args& a : in.sets) {
+    captured =
+        status_of(smla_decode(ctx, &problem_, &a, workspace.get(), workspace_bytes, stream_));
+    if (!captured) break;
+  }
+  TimingObjects t(d);
+  SMLA_TRY(d.check(d.cuStreamEndCapture(stream_, &t.graph), "cuStreamEndCapture"));
+  SMLA_TRY(captured);
+  SMLA_TRY(d.check(d.cuGraphInstantiateWithFlags(&t.exec, t.graph, 0), "cuGraphInstantiate"));
+  SMLA_TRY(d.check(d.cuEventCreate(&t.start, CU_EVENT_DEFAULT), "cuEventCreate"));
+  SMLA_TRY(d.check(d.cuEventCreate(&t.stop, CU_EVENT_DEFAULT), "cuEventCreate"));
+  CUgraphExec exec = t.exec;
+  for (int w = 0; w < 3; ++w) SMLA_TRY(d.check(d.cuGraphLaunch(exec, stream_), "cuGraphLaunch"));
+  std::vector<double> us;
+  for (int r = 0; r < options.repeats; ++r) {
+    SMLA_TRY(d.check(d.cuEventRecord(t.start, stream_), "cuEventRecord"));
+    for (int i = 0; i < options.iterations; ++i)
+      SMLA_TRY(d.check(d.cuGraphLaunch(exec, stream_), "cuGraphLaunch"));
+    SMLA_TRY(d.check(d.cuEventRecord(t.stop, stream_), "cuEventRecord"));
+    float ms = 0;
+    SMLA_TRY(session_->elapsed_ms(t.start, t.stop, &ms));
+    us.push_back(1e3 * ms / (options.iterations * static_cast<double>(in.sets.size())));
+  }
+  *median_us = median(us);
+  *spread_us = *std::max_element(us.begin(), us.end()) - *std::min_element(us.begin(), us.end());
+  return Status::ok();
+}
+
 Status bench_problem(const smla_problem& problem, const BenchOptions& options,
                      std::vector<BenchRow>* results) {
-  std::unique_ptr<DeviceSession> session;
-  SMLA_TRY(DeviceSession::open(0, &session));
+  std::unique_ptr<ProblemBench> bench;
+  SMLA_TRY(ProblemBench::open(problem, options.pool_gb, &bench));
   smla_context* ctx = nullptr;
   SMLA_TRY(status_of(smla_context_create(nullptr, &ctx)));
   std::unique_ptr<smla_context, smla_status (*)(smla_context*)> owner(ctx, smla_context_destroy);
-  const CudaDriver& d = session->driver();
-  CUstream stream = nullptr;
-  SMLA_TRY(session->create_stream(&stream));
-  const int max_rows = *std::max_element(options.rows.begin(), options.rows.end());
-  size_t workspace_bytes = 0;
-  SMLA_TRY(status_of(smla_prepare(ctx, &problem, max_rows, &workspace_bytes)));
-  DeviceBuffer workspace;
-  SMLA_TRY(session->allocate(workspace_bytes, &workspace));
-
-  // The scheduler smla_prepare built (the context's mode: its options are the defaults, so the
-  // environment decides), for the rows' split, whole or fast label.
-  std::string arch;
-  SMLA_TRY(session->arch(&arch));
-  DecodeTiles tiles;
-  SMLA_TRY(decode_tiles(arch, problem, batch_invariant_mode(1), &tiles));
-  const DecodeScheduler scheduler(KernelKey::decode(arch, problem, tiles.tile), tiles.narrow,
-                                  tiles.fast);
-  BenchPools pools;
-  SMLA_TRY(make_pools(*session, problem, options.pool_gb * 1e9, &pools));
+  // The dispatch smla_prepare built (the context's options are the defaults, so the
+  // environment decides its mode, cache and tuning), for the rows' mode label.
+  std::unique_ptr<DecodeDispatch> dispatch;
+  SMLA_TRY(default_context_dispatch(bench->session(), problem, &dispatch));
   for (int rows : options.rows) {
-    BenchInputs in;
-    SMLA_TRY(make_inputs(*session, problem, pools, rows, &in));
-    // One graph: a call per input set, so consecutive calls gather different entries.
-    SMLA_TRY(d.check(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL),
-                     "cuStreamBeginCapture"));
-    Status captured;
-    for (const smla_args& a : in.sets) {
-      captured =
-          status_of(smla_decode(ctx, &problem, &a, workspace.get(), workspace_bytes, stream));
-      if (!captured) break;
-    }
-    CUgraph graph = nullptr;
-    SMLA_TRY(d.check(d.cuStreamEndCapture(stream, &graph), "cuStreamEndCapture"));
-    SMLA_TRY(captured);
-    CUgraphExec exec = nullptr;
-    SMLA_TRY(d.check(d.cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiate"));
-    CUevent start = nullptr, stop = nullptr;
-    SMLA_TRY(d.check(d.cuEventCreate(&start, CU_EVENT_DEFAULT), "cuEventCreate"));
-    SMLA_TRY(d.check(d.cuEventCreate(&stop, CU_EVENT_DEFAULT), "cuEventCreate"));
-    for (int w = 0; w < 3; ++w) SMLA_TRY(d.check(d.cuGraphLaunch(exec, stream), "cuGraphLaunch"));
-    std::vector<double> us;
-    for (int r = 0; r < options.repeats; ++r) {
-      SMLA_TRY(d.check(d.cuEventRecord(start, stream), "cuEventRecord"));
-      for (int i = 0; i < options.iterations; ++i)
-        SMLA_TRY(d.check(d.cuGraphLaunch(exec, stream), "cuGraphLaunch"));
-      SMLA_TRY(d.check(d.cuEventRecord(stop, stream), "cuEventRecord"));
-      float ms = 0;
-      SMLA_TRY(session->elapsed_ms(start, stop, &ms));
-      us.push_back(1e3 * ms / (options.iterations * static_cast<double>(in.sets.size())));
-    }
-    d.cuEventDestroy(start);
-    d.cuEventDestroy(stop);
-    d.cuGraphExecDestroy(exec);
-    d.cuGraphDestroy(graph);
-
     BenchRow row;
+    SMLA_TRY(bench->time(ctx, rows, options, &row.median_us, &row.spread_us));
     row.problem = problem_text(problem);
     row.rows = rows;
-    row.median_us = median(us);
-    row.spread_us =
-        *std::max_element(us.begin(), us.end()) - *std::min_element(us.begin(), us.end());
     double entries = 0;
     for (int s = 0; s < problem.num_sources; ++s)
       entries += static_cast<double>(rows) * problem.sources[s].width;
@@ -245,11 +302,12 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
     row.gather_fraction =
         (row.kv_bytes / gather_ceiling_bytes_per_s(problem.kv_layout)) / (row.median_us * 1e-6);
     row.mma_fraction = row.tflops * 1e12 / kMmaBf16Flops;
-    const DecodeLaunch launch = scheduler.plan(rows);
-    row.mode = launch.fast ? "fast" : launch.split ? "split" : "whole";
+    const DecodeChoice choice = dispatch->choose(rows);
+    const char* mode = choice.launch.fast ? "fast" : choice.launch.split ? "split" : "whole";
+    row.mode = choice.tuned >= 0 ? std::string("tuned-") + mode : mode;
     results->push_back(row);
   }
-  return d.check(d.cuStreamDestroy(stream), "cuStreamDestroy");
+  return Status::ok();
 }
 
 Status measure_overheads(const smla_problem& problem, int calls, OverheadReport* report) {

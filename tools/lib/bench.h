@@ -6,9 +6,12 @@
 
 #include <smla.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "runtime/device_session.h"
 #include "support/status.h"
 
 namespace smla::tools {
@@ -32,8 +35,33 @@ struct BenchRow {
   double tflops = 0;
   double gather_fraction = 0;
   double mma_fraction = 0;
-  std::string mode;  // "split" (segments + combine), "whole" (a CTA per row) or "fast"
-                     // (the batch-variant fast path: smla_options.batch_invariant)
+  std::string mode;  // "split" (segments + combine), "whole" (a CTA per row), "fast" (the
+                     // batch-variant fast path: smla_options.batch_invariant), or "tuned-split"
+                     // / "tuned-whole" (a tuning row's tile: autotune/tuning.h)
+};
+
+// The device, the KV pools and each row count's inputs of one problem: built once, timed with
+// any number of contexts (`smla tune` times a context per candidate on the same inputs).
+class ProblemBench {
+ public:
+  static Status open(const smla_problem& problem, double pool_gb,
+                     std::unique_ptr<ProblemBench>* bench);
+  ~ProblemBench();
+
+  // Per-call µs of `ctx`'s decode calls of `rows` rows: the median and the spread (max - min)
+  // of `options.repeats` measurements of `options.iterations` graph replays, each replay a call
+  // per input set, so consecutive calls gather different entries.
+  Status time(smla_context* ctx, int rows, const BenchOptions& options, double* median_us,
+              double* spread_us);
+  const DeviceSession& session() const { return *session_; }
+
+ private:
+  struct Data;
+  ProblemBench() = default;
+  smla_problem problem_{};
+  std::unique_ptr<DeviceSession> session_;
+  CUstream stream_ = nullptr;
+  std::unique_ptr<Data> data_;  // pools, and inputs by row count
 };
 
 Status bench_problem(const smla_problem& problem, const BenchOptions& options,

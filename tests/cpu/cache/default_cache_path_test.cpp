@@ -7,8 +7,6 @@
 namespace smla::cache_test {
 namespace {
 
-using test::ScopedEnv;
-
 TEST(CubinStoreDefaultPath, XdgThenHomeThenMemory) {
   {
     ScopedEnv xdg("XDG_CACHE_HOME", "/var/cache/me");

@@ -22,7 +22,6 @@
 
 namespace smla::context_test {
 
-using test::ScopedEnv;
 using test::TempDir;
 
 struct ContextDeleter {

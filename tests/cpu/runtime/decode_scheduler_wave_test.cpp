@@ -12,7 +12,7 @@ namespace smla {
 namespace {
 
 TEST(DecodeSchedulerWave, EachRowCountRunsTheMostSegmentsThatFitAWave) {
-  test::ScopedEnv unset("SMLA_TILE", nullptr);
+  ScopedEnv unset("SMLA_TILE", nullptr);
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);  // 36 tiles
   DecodeTiles tiles;
   ASSERT_TRUE(decode_tiles("sm_100a", problem, /*batch_invariant=*/false, &tiles).ok());
@@ -55,7 +55,7 @@ TEST(DecodeSchedulerWave, EachRowCountRunsTheMostSegmentsThatFitAWave) {
 // switch (kBatchVariantCtas): 64 heads from 34 rows instead of 64, 128 heads from 17 instead
 // of 32; HCA rows at 1M context have no wave splits and keep the switch.
 TEST(DecodeSchedulerWave, TheWgmmaKernelFollowsTheWaveSplits) {
-  test::ScopedEnv unset("SMLA_TILE", nullptr);
+  ScopedEnv unset("SMLA_TILE", nullptr);
   const auto first_fast_rows = [](const smla_problem& problem) {
     DecodeTiles tiles;
     EXPECT_TRUE(decode_tiles("sm_90a", problem, /*batch_invariant=*/false, &tiles).ok());
@@ -72,7 +72,7 @@ TEST(DecodeSchedulerWave, TheWgmmaKernelFollowsTheWaveSplits) {
 }
 
 TEST(DecodeSchedulerWave, BatchInvariantModeHasNone) {
-  test::ScopedEnv unset("SMLA_TILE", nullptr);
+  ScopedEnv unset("SMLA_TILE", nullptr);
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
   DecodeTiles tiles;
   ASSERT_TRUE(decode_tiles("sm_100a", problem, /*batch_invariant=*/true, &tiles).ok());

@@ -48,7 +48,7 @@ TEST(DecodeSchedulerWorkspace, IsTheLargestNeedOfAnyCall) {
 }
 
 TEST(DecodeSchedulerWorkspace, CoversEverySplitOfBothModes) {
-  test::ScopedEnv unset("SMLA_TILE", nullptr);
+  ScopedEnv unset("SMLA_TILE", nullptr);
   for (const char* arch : {"sm_90a", "sm_100a"}) {
     for (bool batch_invariant : {true, false}) {
       for (const test::NamedProblem& named : test::dsv4_problems()) {

@@ -42,7 +42,7 @@ TEST(CacheErrors, NameTheProblem) {
   }
   {
     SCOPED_TRACE("a mistyped command is named");
-    expect_error(dir, {"tune"}, "unknown command \"tune\"");
+    expect_error(dir, {"tnue"}, "unknown command \"tnue\"");
     expect_error(dir, {"cache", "frob"}, "unknown command \"frob\"");
   }
   {

@@ -1,4 +1,5 @@
-// An environment variable set for one scope: tests that change the environment go through it.
+// An environment variable set for one scope. Tests that change the environment go through it,
+// and so does `smla tune`, which picks what each context runs with the variables contexts read.
 #pragma once
 
 #include <stdlib.h>
@@ -6,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace smla::test {
+namespace smla {
 
 // Sets `name` to `value` (nullptr: unsets it) for the scope, then restores the old value.
 class ScopedEnv {
@@ -34,4 +35,4 @@ class ScopedEnv {
   std::optional<std::string> saved_;
 };
 
-}  // namespace smla::test
+}  // namespace smla

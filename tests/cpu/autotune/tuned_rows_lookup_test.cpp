@@ -1,0 +1,87 @@
+// What a context makes of the tuning rows stored for its problem and device: a row is used when
+// its text is a tile the problem can run on the context's arch and (batch-invariant mode) keeps
+// a row's bits; the heuristic marker, garbage, unrunnable tiles and rows of another device or
+// mode are not, and the rest keeps the buckets' order.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "autotune/heuristics.h"
+#include "autotune/tuning.h"
+#include "cpu/codegen/dsv4_problems.h"
+
+namespace smla {
+namespace {
+
+const smla_problem kProblem = test::dsv4_compressed_problem(128, 64, 1024);
+
+TEST(UsableTunedTile, WhyEachRowIsRefused) {
+  const TileConfig base = default_tile_config(kProblem);
+  std::string why;
+  EXPECT_FALSE(usable_tuned_tile("sm_90a", kProblem, true, kHeuristicConfig, &why));
+  EXPECT_NE(why.find("heuristic"), std::string::npos) << why;
+  EXPECT_FALSE(usable_tuned_tile("sm_90a", kProblem, true, "hg16.w8", &why));
+  EXPECT_EQ(why, "not a tile configuration");
+  const std::string wgmma = batch_variant_tile("sm_90a", kProblem)->text();
+  EXPECT_FALSE(usable_tuned_tile("sm_100a", kProblem, false, wgmma, &why));
+  EXPECT_NE(why.find("sm_90a only"), std::string::npos) << why;
+  EXPECT_FALSE(usable_tuned_tile("sm_90a", kProblem, true, wgmma, &why));
+  EXPECT_NE(why.find("bits"), std::string::npos) << why;
+  EXPECT_EQ(usable_tuned_tile("sm_90a", kProblem, false, wgmma, &why)->text(), wgmma);
+
+  TileConfig narrower = base;
+  narrower.heads_per_cta = 16;
+  narrower.stages = 3;
+  EXPECT_EQ(usable_tuned_tile("sm_100a", kProblem, true, narrower.text(), &why), narrower);
+}
+
+void put(CubinStore& store, const TuningDevice& device, bool invariant, int bucket,
+         const std::string& config) {
+  TuningRow row;
+  row.problem_id = tuning_problem_id(kProblem, invariant);
+  row.batch_bucket = bucket;
+  row.device_name = device.name;
+  row.sm_count = device.sm_count;
+  row.driver_version = device.driver_version;
+  row.config_text = config;
+  ASSERT_TRUE(store.put_tuning(row));
+}
+
+TEST(FindTunedTiles, OnlyUsableRowsOfThisDeviceAndMode) {
+  const Logger log(SMLA_LOG_ERROR);
+  const std::unique_ptr<CubinStore> store = CubinStore::open(CubinStore::Options(), log);
+  const TuningDevice h200{"NVIDIA H200", 132, 13000};
+  TileConfig narrower = default_tile_config(kProblem);
+  narrower.heads_per_cta = 16;
+  TileConfig deeper = default_tile_config(kProblem);
+  deeper.stages = 3;
+  const std::string wgmma = batch_variant_tile("sm_90a", kProblem)->text();
+  put(*store, h200, true, 64, deeper.text());
+  put(*store, h200, true, 1, narrower.text());
+  put(*store, h200, true, 4, kHeuristicConfig);
+  put(*store, h200, true, 8, "not a tile");
+  put(*store, h200, true, 16, wgmma);       // changes bits: not in invariant mode
+  put(*store, h200, false, 32, wgmma);      // the other mode's row
+  put(*store, {"NVIDIA H200", 114, 13000}, true, 2, narrower.text());  // another SM count
+  put(*store, {"NVIDIA H100", 132, 13000}, true, 128, narrower.text());
+  put(*store, {"NVIDIA H200", 132, 12080}, true, 256, narrower.text());
+
+  const std::vector<TunedTile> invariant =
+      find_tuned_tiles(*store, h200, "sm_90a", kProblem, true, log);
+  ASSERT_EQ(invariant.size(), 2u);
+  EXPECT_EQ(invariant[0].bucket, 1);
+  EXPECT_EQ(invariant[0].tile, narrower);
+  EXPECT_EQ(invariant[1].bucket, 64);
+  EXPECT_EQ(invariant[1].tile, deeper);
+
+  const std::vector<TunedTile> variant =
+      find_tuned_tiles(*store, h200, "sm_90a", kProblem, false, log);
+  ASSERT_EQ(variant.size(), 1u);
+  EXPECT_EQ(variant[0].bucket, 32);
+  EXPECT_EQ(variant[0].tile.text(), wgmma);
+  // The same row on an arch that cannot run it.
+  EXPECT_TRUE(find_tuned_tiles(*store, h200, "sm_100a", kProblem, false, log).empty());
+}
+
+}  // namespace
+}  // namespace smla

@@ -1,0 +1,70 @@
+// `smla tune`'s candidates for every DSv4 problem on every arch and in both modes: each one the
+// problem can run, none twice, the heuristic default first; in batch-invariant mode only tiles
+// that keep a row's bits, in batch-variant mode those and more (other segments, the other
+// mma.sync path, the wgmma kernel on sm_90a only).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "autotune/heuristics.h"
+#include "autotune/tuning.h"
+#include "codegen/kernel_key.h"
+#include "cpu/codegen/dsv4_problems.h"
+
+namespace smla {
+namespace {
+
+bool has_path(const std::vector<TileConfig>& tiles, MmaPath path) {
+  return std::any_of(tiles.begin(), tiles.end(), [&](const TileConfig& t) { return t.mma == path; });
+}
+
+TEST(TuningCandidates, RunnableDistinctDefaultFirst) {
+  for (const test::NamedProblem& named : test::dsv4_problems()) {
+    SCOPED_TRACE(named.name);
+    const smla_problem& p = named.problem;
+    const TileConfig base = default_tile_config(p);
+    for (const char* arch : {"sm_90a", "sm_100a", "sm_103a"}) {
+      SCOPED_TRACE(arch);
+      const std::vector<TileConfig> invariant = tuning_candidates(arch, p, true);
+      const std::vector<TileConfig> variant = tuning_candidates(arch, p, false);
+      ASSERT_FALSE(invariant.empty());
+      EXPECT_EQ(invariant.front(), base);
+      EXPECT_EQ(variant.front(), base);
+      EXPECT_GT(invariant.size(), 3u);  // widths, stages, occupancy
+      EXPECT_GT(variant.size(), invariant.size());
+      std::set<std::string> seen;
+      for (const TileConfig& t : variant) {
+        EXPECT_EQ(KernelKey::decode(arch, p, t).unsupported_tile(), "") << t.text();
+        EXPECT_TRUE(seen.insert(t.text()).second) << "twice: " << t.text();
+      }
+      for (const TileConfig& t : invariant) {
+        EXPECT_TRUE(same_row_bits(t, base)) << t.text();
+        EXPECT_LE(t.heads_per_cta, base.heads_per_cta) << t.text();
+        EXPECT_TRUE(seen.count(t.text())) << "invariant candidate not in the variant list";
+      }
+      EXPECT_TRUE(std::any_of(variant.begin(), variant.end(),
+                              [&](const TileConfig& t) { return !same_row_bits(t, base); }));
+      EXPECT_TRUE(has_path(variant, MmaPath::kMmaSync));
+      EXPECT_TRUE(has_path(variant, MmaPath::kMmaSyncHeadsM));
+      const bool wgmma = std::string(arch) == "sm_90a" && p.num_heads % 64 == 0;
+      EXPECT_EQ(has_path(variant, MmaPath::kWgmma), wgmma);
+      EXPECT_FALSE(has_path(invariant, MmaPath::kWgmma));
+    }
+  }
+}
+
+// Only heads per CTA, stages and CTAs per SM may differ from the reference for equal bits.
+TEST(SameRowBits, OnlyWidthStagesAndOccupancy) {
+  const TileConfig base = *TileConfig::parse("hg16.w8.te32.st2.seg4.mb2.mma_sync");
+  EXPECT_TRUE(same_row_bits(base, base));
+  EXPECT_TRUE(same_row_bits(*TileConfig::parse("hg8.w8.te32.st4.seg4.mb1.mma_sync"), base));
+  for (const char* other :
+       {"hg16.w4.te32.st2.seg4.mb2.mma_sync", "hg16.w8.te64.st2.seg2.mb2.mma_sync",
+        "hg16.w8.te32.st2.seg5.mb2.mma_sync", "hg16.w8.te64.st2.seg2.mb2.mma_sync_hm"}) {
+    EXPECT_FALSE(same_row_bits(*TileConfig::parse(other), base)) << other;
+  }
+}
+
+}  // namespace
+}  // namespace smla

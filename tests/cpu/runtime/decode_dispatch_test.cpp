@@ -1,0 +1,82 @@
+// DecodeDispatch: a call runs the tuned tile of its batch bucket, alone, exactly when that
+// tile's plan needs no more workspace than the heuristic's asks for up to the call's rows; every
+// other call runs the heuristic schedule, and the workspace smla_prepare returns is the
+// heuristic's whatever is tuned.
+#include <gtest/gtest.h>
+
+#include "autotune/heuristics.h"
+#include "cpu/codegen/dsv4_problems.h"
+#include "runtime/decode_dispatch.h"
+
+namespace smla {
+namespace {
+
+struct Tuned {
+  int bucket;
+  const char* tile;
+};
+
+void check_dispatch(const smla_problem& problem, bool batch_invariant,
+                    const std::vector<Tuned>& rows, int* used, int* refused) {
+  DecodeTiles tiles;
+  ASSERT_TRUE(decode_tiles("sm_90a", problem, batch_invariant, &tiles));
+  std::vector<TunedTile> tuned;
+  for (const Tuned& t : rows) tuned.push_back({t.bucket, *TileConfig::parse(t.tile)});
+  const DecodeDispatch dispatch("sm_90a", problem, tiles, tuned);
+  const DecodeScheduler heuristic(KernelKey::decode("sm_90a", problem, tiles.tile), tiles.narrow,
+                                  tiles.fast);
+  for (int n = 1; n <= 2100; ++n) {
+    SCOPED_TRACE(n);
+    const DecodeChoice choice = dispatch.choose(n);
+    int expected = -1;
+    for (size_t i = 0; i < tuned.size(); ++i) {
+      if (tuned[i].bucket != batch_bucket(n)) continue;
+      const DecodeLaunch alone =
+          DecodeScheduler(KernelKey::decode("sm_90a", problem, tuned[i].tile)).plan(n);
+      if (alone.workspace_bytes <= heuristic.workspace_bytes(n)) expected = static_cast<int>(i);
+      (expected >= 0 ? *used : *refused) += 1;
+    }
+    ASSERT_EQ(choice.tuned, expected);
+    const DecodeLaunch want =
+        expected >= 0
+            ? DecodeScheduler(KernelKey::decode("sm_90a", problem, tuned[expected].tile)).plan(n)
+            : heuristic.plan(n);
+    EXPECT_EQ(choice.launch.split, want.split);
+    EXPECT_EQ(choice.launch.fast, want.fast);
+    EXPECT_EQ(choice.launch.narrow, want.narrow);
+    EXPECT_EQ(choice.launch.decode_blocks, want.decode_blocks);
+    EXPECT_EQ(choice.launch.workspace_bytes, want.workspace_bytes);
+    EXPECT_LE(choice.launch.workspace_bytes, dispatch.workspace_bytes(n));
+    EXPECT_EQ(dispatch.workspace_bytes(n), heuristic.workspace_bytes(n));
+  }
+}
+
+TEST(DecodeDispatch, TunedTileWhereItsWorkspaceFits) {
+  int used = 0, refused = 0;
+  // 16 heads, 128 + 1024: one-tile segments (36 a row) over 8-head CTAs need more workspace
+  // than the heuristic at a few rows, and none where they run whole rows.
+  check_dispatch(test::dsv4_compressed_problem(16, 64, 1024), true,
+                 {{1, "hg8.w8.te32.st3.seg4.mb2.mma_sync"},
+                  {16, "hg8.w8.te32.st2.seg1.mb2.mma_sync"},
+                  {256, "hg8.w8.te32.st2.seg1.mb2.mma_sync"},
+                  {2048, "hg16.w8.te32.st4.seg4.mb1.mma_sync"}},
+                 &used, &refused);
+  EXPECT_GT(used, 0);
+  EXPECT_GT(refused, 0);
+  // 128 heads in batch-variant mode: the wgmma tile for some buckets, the heuristic's own
+  // fast path and splits around them.
+  used = refused = 0;
+  check_dispatch(test::dsv4_compressed_problem(128, 64, 1024), false,
+                 {{8, "hg64.w8.te64.st2.seg18.mb1.wgmma"}, {64, "hg32.w8.te64.st3.seg2.mb1.mma_sync_hm"}},
+                 &used, &refused);
+  EXPECT_GT(used, 0);
+}
+
+TEST(DecodeDispatch, NothingTunedIsTheHeuristic) {
+  int used = 0, refused = 0;
+  check_dispatch(test::dsv4_compressed_problem(64, 64, 512), false, {}, &used, &refused);
+  EXPECT_EQ(used + refused, 0);
+}
+
+}  // namespace
+}  // namespace smla

@@ -1,0 +1,110 @@
+// Tuning rows on the device: a context whose cache holds rows for this GPU runs each bucket's
+// tuned tile, alone, against the CPU reference. In batch-invariant mode (rows of tiles that keep
+// a row's bits only) every output bit equals an untuned context's; in batch-variant mode a tuned
+// tile with other segments changes the tuned buckets' bits and only theirs, which shows that
+// dispatch ran it. The rows go into a scratch cache (the round's cache serves the heuristic
+// kernels as a system cache), so no other test sees them.
+#include <vector>
+
+#include "autotune/tuning.h"
+#include "gpu_env.h"
+#include "support/scoped_env.h"
+#include "support/scratch.h"
+
+namespace smla::gpu_test {
+namespace {
+
+struct TunedRowSpec {
+  int bucket;
+  std::string tile;
+};
+
+class DecodeTuned : public ::testing::Test {
+ protected:
+  void SetUp() override { SMLA_REQUIRE_GPU(); }
+  void TearDown() override {
+    if (tuned_) smla_context_destroy(tuned_);
+    if (untuned_) smla_context_destroy(untuned_);
+  }
+
+  // Stores `rows` for `problem` in a scratch cache for this device and creates the tuned and
+  // untuned contexts of the mode.
+  void make_contexts(const smla_problem& problem, bool batch_invariant,
+                     const std::vector<TunedRowSpec>& rows) {
+    DeviceInfo device;
+    ASSERT_TRUE(GpuEnv::get().session->info(&device));
+    const std::string cache = dir_.file("tuned.sqlite");
+    {
+      const Logger log(SMLA_LOG_ERROR);
+      CubinStore::Options options;
+      options.path = cache;
+      const std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+      ASSERT_TRUE(store->persistent());
+      for (const TunedRowSpec& r : rows) {
+        TuningRow row;
+        row.problem_id = tuning_problem_id(problem, batch_invariant);
+        row.batch_bucket = r.bucket;
+        row.device_name = device.name;
+        row.sm_count = device.sm_count;
+        row.driver_version = device.driver_version;
+        row.config_text = r.tile;
+        ASSERT_TRUE(store->put_tuning(row));
+      }
+    }
+    const char* round_cache = std::getenv("SMLA_CACHE");
+    const ScopedEnv system("SMLA_SYSTEM_CACHE", round_cache);
+    const ScopedEnv user("SMLA_CACHE", cache.c_str());
+    const ScopedEnv mode("SMLA_BATCH_INVARIANT", batch_invariant ? "1" : "0");
+    tuned_ = create_context();
+    const ScopedEnv off("SMLA_TUNING", "0");
+    untuned_ = create_context();
+    ASSERT_NE(tuned_, nullptr);
+    ASSERT_NE(untuned_, nullptr);
+  }
+
+  // One random case in both contexts, each against the reference; whether their bits agree.
+  bool same_bits(const smla_problem& problem, int rows, uint64_t seed, const char* what) {
+    const ref::CaseSpec spec = spec_for(problem, rows, seed);
+    const tools::CheckResult tuned = check_case(spec, what, {}, tuned_);
+    const tools::CheckResult untuned = check_case(spec, what, {}, untuned_);
+    EXPECT_TRUE(tuned.status && untuned.status);
+    EXPECT_FALSE(tuned.out.empty());
+    return tuned.out == untuned.out && tuned.lse == untuned.lse;
+  }
+
+  test::TempDir dir_;
+  smla_context* tuned_ = nullptr;
+  smla_context* untuned_ = nullptr;
+};
+
+TEST_F(DecodeTuned, InvariantRowsKeepEveryBit) {
+  const smla_problem p =
+      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+  if (prewarmed(p)) return;
+  make_contexts(p, true,
+                {{1, "hg8.w8.te32.st3.seg4.mb2.mma_sync"},
+                 {64, "hg16.w8.te32.st4.seg4.mb1.mma_sync"},
+                 {128, "hg8.w8.te32.st2.seg4.mb1.mma_sync"}});
+  EXPECT_TRUE(same_bits(p, 1, 5000, "tuned bucket 1"));
+  EXPECT_TRUE(same_bits(p, 3, 5001, "untuned bucket 2"));
+  EXPECT_TRUE(same_bits(p, 64, 5002, "tuned bucket 64"));
+  EXPECT_TRUE(same_bits(p, 150, 5003, "tuned bucket 128"));
+}
+
+TEST_F(DecodeTuned, VariantRowsRunTheTunedTile) {
+  const smla_problem p =
+      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {64, 1024}});
+  if (prewarmed(p)) return;
+  // Whole rows in one segment at 4-7 rows, 8-head CTAs with 64-entry segments (other sums than
+  // the heuristic's every row count) at 128-255: other bits there, the same elsewhere.
+  make_contexts(p, false,
+                {{4, "hg16.w8.te32.st2.seg36.mb2.mma_sync"},
+                 {128, "hg8.w8.te32.st2.seg2.mb2.mma_sync"}});
+  EXPECT_FALSE(same_bits(p, 6, 5100, "tuned bucket 4"));
+  EXPECT_TRUE(same_bits(p, 2, 5101, "untuned bucket 2"));
+  EXPECT_FALSE(same_bits(p, 130, 5102, "tuned bucket 128"));
+  EXPECT_TRUE(same_bits(p, 300, 5103, "untuned bucket 256"));
+}
+
+}  // namespace
+}  // namespace smla::gpu_test

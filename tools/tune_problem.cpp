@@ -1,0 +1,177 @@
+#include "tools/tune_problem.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <thread>
+
+#include "autotune/tuning.h"
+#include "runtime/decode_dispatch.h"
+#include "runtime/kernel_builder.h"
+#include "support/scoped_env.h"
+#include "tools/lib/device_case.h"
+#include "tools/parallel_build.h"
+
+namespace smla::tools {
+namespace {
+
+// NOTE: contexts read SMLA_TILE, SMLA_BATCH_INVARIANT and SMLA_TUNING when they are created and
+// prepared; the tuner is single-threaded, so it sets them around those calls to pick what each
+// context runs.
+using ContextOwner = std::unique_ptr<smla_context, smla_status (*)(smla_context*)>;
+
+// A context with default options, prepared for `problem` (so the environment around this call
+// decides what it runs).
+Status prepared_context(const smla_problem& problem, int max_rows, ContextOwner* owner) {
+  smla_context* ctx = nullptr;
+  SMLA_TRY(status_of(smla_context_create(nullptr, &ctx)));
+  owner->reset(ctx);
+  size_t workspace = 0;
+  return status_of(smla_prepare(ctx, &problem, max_rows, &workspace));
+}
+
+// Compiles every candidate's kernels into the cache at once (NVRTC dominates a tuning run
+// otherwise) and returns those that built.
+std::vector<TileConfig> build_candidates(const std::string& arch, const smla_problem& problem,
+                                         const std::vector<TileConfig>& candidates, int jobs,
+                                         CubinStore& store, const Logger& log) {
+  std::vector<KernelKey> keys;
+  for (const TileConfig& tile : candidates) {
+    const KernelKey key = KernelKey::decode(arch, problem, tile);
+    keys.push_back(key);
+    if (key.geometry().segments > 1) keys.push_back(KernelKey::combine_for(key));
+  }
+  const KernelBuilder builder(store, log);
+  const ParallelBuildReport report = build_in_parallel(builder, keys, jobs, nullptr);
+  std::vector<TileConfig> built;
+  size_t k = 0;
+  for (const TileConfig& tile : candidates) {
+    const bool split = KernelKey::decode(arch, problem, tile).geometry().segments > 1;
+    bool ok = report.kernels[k].status.is_ok();
+    if (split) ok = ok && report.kernels[k + 1].status.is_ok();
+    k += split ? 2 : 1;
+    if (ok) {
+      built.push_back(tile);
+    } else {
+      log.warn("candidate {} did not build; not timed", tile.text());
+    }
+  }
+  return built;
+}
+
+// The per-call µs of `ctx` summed over `rows`.
+Status time_rows(ProblemBench& bench, smla_context* ctx, const std::vector<int>& rows,
+                 const BenchOptions& options, double* sum_us) {
+  *sum_us = 0;
+  for (const int r : rows) {
+    double median = 0, spread = 0;
+    SMLA_TRY(bench.time(ctx, r, options, &median, &spread));
+    *sum_us += median;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status tune_problem(const smla_problem& problem, const TuneOptions& options, CubinStore& store,
+                    const Logger& log, std::vector<TunedBucket>* results) {
+  if (std::getenv("SMLA_TILE") != nullptr) {
+    return error(SMLA_ERR_INVALID_ARGUMENT,
+                 "SMLA_TILE is set: unset it, smla tune picks each context's tile itself");
+  }
+  if (!store.persistent()) {
+    return error(SMLA_ERR_CACHE,
+                 "the cache is memory-only, so tuning rows would be lost: set SMLA_CACHE to a "
+                 "file (or HOME / XDG_CACHE_HOME)");
+  }
+  std::unique_ptr<ProblemBench> bench;
+  SMLA_TRY(ProblemBench::open(problem, options.bench.pool_gb, &bench));
+  DeviceInfo device;
+  SMLA_TRY(bench->session().info(&device));
+  if (device.arch.empty()) {
+    return error(SMLA_ERR_UNSUPPORTED, "device {} is not one smla runs on", device.name);
+  }
+  const ScopedEnv mode("SMLA_BATCH_INVARIANT", options.batch_invariant ? "1" : "0");
+  DecodeTiles tiles;
+  SMLA_TRY(decode_tiles(device.arch, problem, options.batch_invariant, &tiles));
+  const int jobs = options.jobs > 0
+                       ? options.jobs
+                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const std::vector<TileConfig> candidates = build_candidates(
+      device.arch, problem, tuning_candidates(device.arch, problem, options.batch_invariant), jobs,
+      store, log);
+
+  ContextOwner heuristic(nullptr, smla_context_destroy);
+  {
+    const ScopedEnv untuned("SMLA_TUNING", "0");
+    SMLA_TRY(prepared_context(problem, options.max_rows, &heuristic));
+  }
+  std::vector<ContextOwner> contexts;
+  for (const TileConfig& tile : candidates) {
+    const ScopedEnv forced("SMLA_TILE", tile.text().c_str());
+    contexts.emplace_back(nullptr, smla_context_destroy);
+    SMLA_TRY(prepared_context(problem, options.max_rows, &contexts.back()));
+  }
+
+  const uint64_t problem_id = tuning_problem_id(problem, options.batch_invariant);
+  for (const int bucket : batch_buckets(options.max_rows)) {
+    TunedBucket result;
+    result.bucket = bucket;
+    result.rows = {bucket};
+    const int last = bucket_last_rows(bucket, options.max_rows);
+    if (last != bucket) result.rows.push_back(last);
+
+    double heuristic_us = 0;
+    SMLA_TRY(time_rows(*bench, heuristic.get(), result.rows, options.bench, &heuristic_us));
+    int best = -1;
+    double best_us = 0;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      // Time only what dispatch would run: a tile whose plan needs more workspace than the
+      // heuristic's at some row count of the bucket is not used there.
+      const DecodeDispatch dispatch(device.arch, problem, tiles, {{bucket, candidates[c]}});
+      if (!std::all_of(result.rows.begin(), result.rows.end(),
+                       [&](int r) { return dispatch.choose(r).tuned == 0; })) {
+        continue;
+      }
+      ++result.candidates;
+      double us = 0;
+      SMLA_TRY(time_rows(*bench, contexts[c].get(), result.rows, options.bench, &us));
+      if (best < 0 || us < best_us) {
+        best = static_cast<int>(c);
+        best_us = us;
+      }
+    }
+    result.config = kHeuristicConfig;
+    result.heuristic_us = result.best_us = heuristic_us;
+    if (best >= 0) {
+      result.best = candidates[best].text();
+      // NOTE: the machine is shared and a difference smaller than the spread of two timings is
+      // noise (shared/GPU.md): the winner is timed again against the heuristic and kept only if
+      // it wins by the margin both times.
+      const bool first_win = best_us < heuristic_us * (1 - options.margin);
+      SMLA_TRY(time_rows(*bench, heuristic.get(), result.rows, options.bench,
+                         &result.heuristic_us));
+      SMLA_TRY(time_rows(*bench, contexts[best].get(), result.rows, options.bench,
+                         &result.best_us));
+      if (first_win && result.best_us < result.heuristic_us * (1 - options.margin)) {
+        result.config = result.best;
+      }
+    }
+    TuningRow row;
+    row.problem_id = problem_id;
+    row.batch_bucket = bucket;
+    row.device_name = device.name;
+    row.sm_count = device.sm_count;
+    row.driver_version = device.driver_version;
+    row.config_text = result.config;
+    row.measured_us = result.config == kHeuristicConfig ? result.heuristic_us : result.best_us;
+    row.baseline_us = result.heuristic_us;
+    row.created = static_cast<int64_t>(std::time(nullptr));
+    SMLA_TRY(store.put_tuning(row));
+    results->push_back(result);
+  }
+  return Status::ok();
+}
+
+}  // namespace smla::tools

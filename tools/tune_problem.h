@@ -1,0 +1,42 @@
+// `smla tune`'s measuring loop (DESIGN.md §5) for one problem on the local GPU: for every batch
+// bucket up to max_rows, the heuristic schedule and each candidate tile (autotune/tuning.h) are
+// timed on the same inputs (`smla bench`'s: KV from HBM); the fastest candidate is kept where it
+// beats the heuristic by the margin in two rounds, and each bucket gets a tuning row.
+#pragma once
+
+#include <smla.h>
+
+#include <string>
+#include <vector>
+
+#include "cache/cubin_store.h"
+#include "support/log.h"
+#include "support/status.h"
+#include "tools/lib/bench.h"
+
+namespace smla::tools {
+
+struct TuneOptions {
+  int max_rows = 256;          // buckets 1, 2, 4, ... up to this
+  bool batch_invariant = true;  // the mode whose rows are tuned
+  double margin = 0.03;        // a candidate must be this much faster than the heuristic, twice
+  int jobs = 0;                // parallel compilations (0: one per hardware thread)
+  BenchOptions bench;          // iterations, repeats and KV pool of each measurement
+};
+
+struct TunedBucket {
+  int bucket = 0;
+  std::vector<int> rows;      // the row counts timed: the bucket's first and last
+  std::string config;         // what was stored: a tile's text, or kHeuristicConfig
+  std::string best;           // the fastest candidate of the first round ("" if none ran)
+  double heuristic_us = 0;    // per call, summed over `rows`, in the confirming round
+  double best_us = 0;         // likewise
+  int candidates = 0;         // timed: those whose plan fits the heuristic's workspace
+};
+
+// Times the candidates with contexts on `store`'s cache file (the one a context with default
+// options opens) and writes each bucket's row there.
+Status tune_problem(const smla_problem& problem, const TuneOptions& options, CubinStore& store,
+                    const Logger& log, std::vector<TunedBucket>* buckets);
+
+}  // namespace smla::tools
