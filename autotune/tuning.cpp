@@ -24,8 +24,7 @@ std::vector<int> batch_buckets(int max_rows) {
 }
 
 int bucket_last_rows(int bucket, int max_rows) {
-  return bucket == kMaxBatchBucket ? std::max(bucket, max_rows)
-                                   : std::max(bucket, std::min(2 * bucket - 1, max_rows));
+  return bucket == kMaxBatchBucket ? std::max(bucket, max_rows) : 2 * bucket - 1;
 }
 
 std::string tuning_problem_text(const smla_problem& problem, bool batch_invariant) {
@@ -46,7 +45,8 @@ uint64_t tuning_problem_id(const smla_problem& problem, bool batch_invariant) {
 }
 
 bool same_row_bits(const TileConfig& tile, const TileConfig& reference) {
-  return tile.mma == reference.mma && tile.warps == reference.warps &&
+  return tile.mma == reference.mma && tile.heads_per_cta <= reference.heads_per_cta &&
+         tile.warps == reference.warps &&
          tile.tile_entries == reference.tile_entries &&
          tile.segment_tiles == reference.segment_tiles;
 }

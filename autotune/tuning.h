@@ -30,7 +30,8 @@ struct TuningDevice {
 constexpr int kMaxBatchBucket = 8192;
 int batch_bucket(int num_rows);
 std::vector<int> batch_buckets(int max_rows);  // 1, 2, 4, ..., batch_bucket(max_rows)
-// The rows a bucket serves, clipped to max_rows: [bucket, min(2 bucket - 1, max_rows)].
+// The last row count `smla tune` times a bucket at: 2 bucket - 1, all its tile will serve (the
+// last bucket's: max_rows when larger).
 int bucket_last_rows(int bucket, int max_rows);
 
 // A problem's identity in the tuning table: what its kernels and schedule depend on (heads,
@@ -42,10 +43,12 @@ uint64_t tuning_problem_id(const smla_problem& problem, bool batch_invariant);
 // The config text of a row that records that no candidate beat the heuristic schedule.
 constexpr const char* kHeuristicConfig = "heuristic";
 
-// Whether `tile` gives every row the same bits as `reference`: they may differ only in heads
-// per CTA (a head's arithmetic is the same in CTAs of every width of one tile: the narrow splits
-// rely on it), pipeline stages and CTAs per SM (copies and registers, not the order of any sum).
-// The path, warps, tile entries and segments decide the order of a row's sums.
+// Whether `tile` gives every row the same bits as `reference`, the problem's default tile: they
+// may differ only in pipeline stages and CTAs per SM (copies and registers, not the order of any
+// sum) and in a narrower CTA (a head's arithmetic is the same in CTAs of every width up to the
+// default's: the narrow splits rely on it; a problem of 8 heads or fewer has one width, since
+// its kernel sums in forms that only CTAs of at most 8 heads take). The path, warps, tile
+// entries and segments decide the order of a row's sums.
 bool same_row_bits(const TileConfig& tile, const TileConfig& reference);
 
 // The tiles `smla tune` times for a problem on `arch` (each a whole schedule: the tile runs every

@@ -12,6 +12,12 @@ struct smla_context {
   std::unique_ptr<smla::Context> impl;
 };
 
+namespace smla {
+
+Context* context_of(smla_context* ctx) { return ctx ? ctx->impl.get() : nullptr; }
+
+}  // namespace smla
+
 namespace {
 
 thread_local std::string last_error;

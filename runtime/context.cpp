@@ -269,6 +269,15 @@ const Context::Prepared* Context::find_prepared(const smla_problem& problem) con
   return found == prepared_.end() ? nullptr : found->second.get();
 }
 
+std::optional<Context::PlannedCall> Context::planned_call(const smla_problem& problem,
+                                                          int num_rows) const {
+  const Prepared* prepared = find_prepared(problem);
+  if (prepared == nullptr) return std::nullopt;
+  PlannedCall call{prepared->dispatch.choose(num_rows), std::nullopt};
+  if (call.choice.tuned >= 0) call.tuned = prepared->dispatch.tuned()[call.choice.tuned];
+  return call;
+}
+
 Status Context::prepare(const smla_problem& problem, int max_rows, size_t* workspace_bytes) {
   std::lock_guard<std::mutex> lock(prepare_mutex_);
   const Prepared* prepared = nullptr;

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <unordered_map>
@@ -44,6 +45,14 @@ class Context {
   Status prepare(const smla_problem& problem, int max_rows, size_t* workspace_bytes);
   Status decode(const smla_problem& problem, const smla_args& args, void* workspace,
                 size_t workspace_bytes, CUstream stream);
+
+  // What a call of `num_rows` rows of a prepared problem runs (nullopt: not prepared): tools
+  // label benchmark rows with it, tests check that tuning rows are used.
+  struct PlannedCall {
+    DecodeChoice choice;
+    std::optional<TunedTile> tuned;  // the tuning row's tile, when one runs
+  };
+  std::optional<PlannedCall> planned_call(const smla_problem& problem, int num_rows) const;
 
   bool has_device() const { return driver_ != nullptr; }
   const DeviceInfo& device() const { return device_; }
@@ -103,5 +112,9 @@ class Context {
   std::mutex prepare_mutex_;                  // one preparation at a time
   std::unordered_map<ProblemKey, std::unique_ptr<Prepared>, ProblemKeyHash> prepared_;
 };
+
+// The Context behind a C API handle (null for null), for the tools and tests built with the
+// library; hosts see only smla.h.
+Context* context_of(smla_context* ctx);
 
 }  // namespace smla

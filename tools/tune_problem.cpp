@@ -149,13 +149,15 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options, Cub
       // NOTE: the machine is shared and a difference smaller than the spread of two timings is
       // noise (shared/GPU.md): the winner is timed again against the heuristic and kept only if
       // it wins by the margin both times.
-      const bool first_win = best_us < heuristic_us * (1 - options.margin);
-      SMLA_TRY(time_rows(*bench, heuristic.get(), result.rows, options.bench,
-                         &result.heuristic_us));
-      SMLA_TRY(time_rows(*bench, contexts[best].get(), result.rows, options.bench,
-                         &result.best_us));
-      if (first_win && result.best_us < result.heuristic_us * (1 - options.margin)) {
-        result.config = result.best;
+      result.best_us = best_us;
+      if (best_us < heuristic_us * (1 - options.margin)) {
+        SMLA_TRY(time_rows(*bench, heuristic.get(), result.rows, options.bench,
+                           &result.heuristic_us));
+        SMLA_TRY(time_rows(*bench, contexts[best].get(), result.rows, options.bench,
+                           &result.best_us));
+        if (result.best_us < result.heuristic_us * (1 - options.margin)) {
+          result.config = result.best;
+        }
       }
     }
     TuningRow row;
@@ -169,6 +171,10 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options, Cub
     row.baseline_us = result.heuristic_us;
     row.created = static_cast<int64_t>(std::time(nullptr));
     SMLA_TRY(store.put_tuning(row));
+    // A write that fails leaves the store memory-only (with a warning), not an error.
+    if (!store.persistent()) {
+      return error(SMLA_ERR_CACHE, "the tuning rows could not be written to the cache file");
+    }
     results->push_back(result);
   }
   return Status::ok();

@@ -27,10 +27,11 @@ struct TuneOptions {
 struct TunedBucket {
   int bucket = 0;
   std::vector<int> rows;      // the row counts timed: the bucket's first and last
+                              // (bucket_last_rows)
   std::string config;         // what was stored: a tile's text, or kHeuristicConfig
   std::string best;           // the fastest candidate of the first round ("" if none ran)
-  double heuristic_us = 0;    // per call, summed over `rows`, in the confirming round
-  double best_us = 0;         // likewise
+  double heuristic_us = 0;    // per call, summed over `rows`: the confirming round's when the
+  double best_us = 0;         // first round's winner beat the heuristic by the margin
   int candidates = 0;         // timed: those whose plan fits the heuristic's workspace
 };
 

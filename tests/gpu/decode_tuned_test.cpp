@@ -1,13 +1,14 @@
 // Tuning rows on the device: a context whose cache holds rows for this GPU runs each bucket's
-// tuned tile, alone, against the CPU reference. In batch-invariant mode (rows of tiles that keep
-// a row's bits only) every output bit equals an untuned context's; in batch-variant mode a tuned
-// tile with other segments changes the tuned buckets' bits and only theirs, which shows that
-// dispatch ran it. The rows go into a scratch cache (the round's cache serves the heuristic
-// kernels as a system cache), so no other test sees them.
+// tuned tile, alone (its planned calls say so), against the CPU reference. In batch-invariant
+// mode (rows of tiles that keep a row's bits only) every output bit equals an untuned context's;
+// in batch-variant mode a tuned tile with other segments changes the tuned buckets' bits and
+// only theirs. The rows go into a scratch cache (the round's cache serves the kernels as a
+// system cache; prewarm mode puts the tuned tiles' there), so no other test sees them.
 #include <vector>
 
 #include "autotune/tuning.h"
 #include "gpu_env.h"
+#include "runtime/context.h"
 #include "support/scoped_env.h"
 #include "support/scratch.h"
 
@@ -25,6 +26,19 @@ class DecodeTuned : public ::testing::Test {
   void TearDown() override {
     if (tuned_) smla_context_destroy(tuned_);
     if (untuned_) smla_context_destroy(untuned_);
+  }
+
+  // In prewarm mode: prepares `problem` and each row's tile (forced) into the round's cache and
+  // returns true; the caller returns.
+  static bool prewarmed_tiles(const smla_problem& problem, const std::vector<TunedRowSpec>& rows) {
+    if (!prewarmed(problem)) return false;
+    for (const TunedRowSpec& r : rows) {
+      const ScopedEnv forced("SMLA_TILE", r.tile.c_str());
+      smla_context* ctx = create_context();
+      if (ctx != nullptr) prewarmed(problem, ctx);
+      smla_context_destroy(ctx);
+    }
+    return true;
   }
 
   // Stores `rows` for `problem` in a scratch cache for this device and creates the tuned and
@@ -55,11 +69,33 @@ class DecodeTuned : public ::testing::Test {
     const ScopedEnv system("SMLA_SYSTEM_CACHE", round_cache);
     const ScopedEnv user("SMLA_CACHE", cache.c_str());
     const ScopedEnv mode("SMLA_BATCH_INVARIANT", batch_invariant ? "1" : "0");
-    tuned_ = create_context();
+    {
+      const ScopedEnv on("SMLA_TUNING", "1");
+      tuned_ = create_context();
+    }
     const ScopedEnv off("SMLA_TUNING", "0");
     untuned_ = create_context();
     ASSERT_NE(tuned_, nullptr);
     ASSERT_NE(untuned_, nullptr);
+  }
+
+  // A call of `rows` rows runs `tile` (a tuning row's) in the tuned context, or (nullptr) the
+  // heuristic; never a tuning row in the untuned one.
+  void expect_runs(const smla_problem& problem, int rows, const char* tile) {
+    SCOPED_TRACE(rows);
+    size_t bytes = 0;
+    ASSERT_EQ(smla_prepare(tuned_, &problem, rows, &bytes), SMLA_OK) << smla_last_error();
+    ASSERT_EQ(smla_prepare(untuned_, &problem, rows, &bytes), SMLA_OK) << smla_last_error();
+    const auto tuned = context_of(tuned_)->planned_call(problem, rows);
+    const auto untuned = context_of(untuned_)->planned_call(problem, rows);
+    ASSERT_TRUE(tuned && untuned);
+    EXPECT_FALSE(untuned->tuned);
+    if (tile == nullptr) {
+      EXPECT_FALSE(tuned->tuned) << tuned->tuned->tile.text();
+    } else {
+      ASSERT_TRUE(tuned->tuned);
+      EXPECT_EQ(tuned->tuned->tile.text(), tile);
+    }
   }
 
   // One random case in both contexts, each against the reference; whether their bits agree.
@@ -80,11 +116,15 @@ class DecodeTuned : public ::testing::Test {
 TEST_F(DecodeTuned, InvariantRowsKeepEveryBit) {
   const smla_problem p =
       make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
-  if (prewarmed(p)) return;
-  make_contexts(p, true,
-                {{1, "hg8.w8.te32.st3.seg4.mb2.mma_sync"},
-                 {64, "hg16.w8.te32.st4.seg4.mb1.mma_sync"},
-                 {128, "hg8.w8.te32.st2.seg4.mb1.mma_sync"}});
+  const std::vector<TunedRowSpec> rows = {{1, "hg8.w8.te32.st3.seg4.mb2.mma_sync"},
+                                          {64, "hg16.w8.te32.st4.seg4.mb1.mma_sync"},
+                                          {128, "hg8.w8.te32.st2.seg4.mb1.mma_sync"}};
+  if (prewarmed_tiles(p, rows)) return;
+  make_contexts(p, true, rows);
+  expect_runs(p, 1, rows[0].tile.c_str());
+  expect_runs(p, 3, nullptr);
+  expect_runs(p, 64, rows[1].tile.c_str());
+  expect_runs(p, 150, rows[2].tile.c_str());
   EXPECT_TRUE(same_bits(p, 1, 5000, "tuned bucket 1"));
   EXPECT_TRUE(same_bits(p, 3, 5001, "untuned bucket 2"));
   EXPECT_TRUE(same_bits(p, 64, 5002, "tuned bucket 64"));
@@ -94,12 +134,16 @@ TEST_F(DecodeTuned, InvariantRowsKeepEveryBit) {
 TEST_F(DecodeTuned, VariantRowsRunTheTunedTile) {
   const smla_problem p =
       make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 2, {{256, 128}, {64, 1024}});
-  if (prewarmed(p)) return;
   // Whole rows in one segment at 4-7 rows, 8-head CTAs with 64-entry segments (other sums than
-  // the heuristic's every row count) at 128-255: other bits there, the same elsewhere.
-  make_contexts(p, false,
-                {{4, "hg16.w8.te32.st2.seg36.mb2.mma_sync"},
-                 {128, "hg8.w8.te32.st2.seg2.mb2.mma_sync"}});
+  // the heuristic's at every row count) at 128-255: other bits there, the same elsewhere.
+  const std::vector<TunedRowSpec> rows = {{4, "hg16.w8.te32.st2.seg36.mb2.mma_sync"},
+                                          {128, "hg8.w8.te32.st2.seg2.mb2.mma_sync"}};
+  if (prewarmed_tiles(p, rows)) return;
+  make_contexts(p, false, rows);
+  expect_runs(p, 6, rows[0].tile.c_str());
+  expect_runs(p, 2, nullptr);
+  expect_runs(p, 130, rows[1].tile.c_str());
+  expect_runs(p, 300, nullptr);
   EXPECT_FALSE(same_bits(p, 6, 5100, "tuned bucket 4"));
   EXPECT_TRUE(same_bits(p, 2, 5101, "untuned bucket 2"));
   EXPECT_FALSE(same_bits(p, 130, 5102, "tuned bucket 128"));

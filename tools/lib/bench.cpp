@@ -7,7 +7,6 @@
 
 #include "autotune/heuristics.h"
 #include "runtime/context.h"
-#include "runtime/decode_dispatch.h"
 #include "runtime/device_session.h"
 #include "tools/lib/deployment.h"
 #include "tools/lib/device_case.h"
@@ -172,29 +171,6 @@ struct TimingObjects {
   CUevent start = nullptr, stop = nullptr;
 };
 
-// The dispatch a context with default options on `session`'s device builds for `problem` (the
-// environment decides its mode, cache and tuning), for the rows' mode label.
-Status default_context_dispatch(const DeviceSession& session, const smla_problem& problem,
-                                std::unique_ptr<DecodeDispatch>* dispatch) {
-  DeviceInfo device;
-  SMLA_TRY(session.info(&device));
-  const bool batch_invariant = batch_invariant_mode(1);
-  DecodeTiles tiles;
-  SMLA_TRY(decode_tiles(device.arch, problem, batch_invariant, &tiles));
-  std::vector<TunedTile> tuned;
-  if (tuning_enabled() && !tiles.forced) {
-    smla_options defaults;
-    smla_options_init(&defaults);
-    const Logger quiet(SMLA_LOG_ERROR);
-    const std::unique_ptr<CubinStore> store =
-        CubinStore::open(context_store_options(defaults), quiet);
-    tuned = find_tuned_tiles(*store, device.tuning_device(), device.arch, problem,
-                             batch_invariant, quiet);
-  }
-  *dispatch = std::make_unique<DecodeDispatch>(device.arch, problem, tiles, tuned);
-  return Status::ok();
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -281,10 +257,6 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
   smla_context* ctx = nullptr;
   SMLA_TRY(status_of(smla_context_create(nullptr, &ctx)));
   std::unique_ptr<smla_context, smla_status (*)(smla_context*)> owner(ctx, smla_context_destroy);
-  // The dispatch smla_prepare built (the context's options are the defaults, so the
-  // environment decides its mode, cache and tuning), for the rows' mode label.
-  std::unique_ptr<DecodeDispatch> dispatch;
-  SMLA_TRY(default_context_dispatch(bench->session(), problem, &dispatch));
   for (int rows : options.rows) {
     BenchRow row;
     SMLA_TRY(bench->time(ctx, rows, options, &row.median_us, &row.spread_us));
@@ -302,9 +274,13 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
     row.gather_fraction =
         (row.kv_bytes / gather_ceiling_bytes_per_s(problem.kv_layout)) / (row.median_us * 1e-6);
     row.mma_fraction = row.tflops * 1e12 / kMmaBf16Flops;
-    const DecodeChoice choice = dispatch->choose(rows);
-    const char* mode = choice.launch.fast ? "fast" : choice.launch.split ? "split" : "whole";
-    row.mode = choice.tuned >= 0 ? std::string("tuned-") + mode : mode;
+    // What the context ran (its options are the defaults, so the environment decides its mode,
+    // cache and tuning).
+    const std::optional<Context::PlannedCall> call = context_of(ctx)->planned_call(problem, rows);
+    if (!call) return error(SMLA_ERR_INTERNAL, "the timed problem is not prepared");
+    const DecodeLaunch& launch = call->choice.launch;
+    const char* mode = launch.fast ? "fast" : launch.split ? "split" : "whole";
+    row.mode = call->tuned ? std::string("tuned-") + mode : mode;
     results->push_back(row);
   }
   return Status::ok();

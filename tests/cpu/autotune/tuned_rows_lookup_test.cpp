@@ -33,6 +33,15 @@ TEST(UsableTunedTile, WhyEachRowIsRefused) {
   narrower.heads_per_cta = 16;
   narrower.stages = 3;
   EXPECT_EQ(usable_tuned_tile("sm_100a", kProblem, true, narrower.text(), &why), narrower);
+
+  // An 8-head problem has one width: a wider CTA sums in another order.
+  const smla_problem eight = test::dsv4_compressed_problem(8, 64, 512);
+  TileConfig wider = default_tile_config(eight);
+  ASSERT_EQ(wider.heads_per_cta, 8);
+  wider.heads_per_cta = 16;
+  EXPECT_FALSE(usable_tuned_tile("sm_90a", eight, true, wider.text(), &why));
+  EXPECT_NE(why.find("bits"), std::string::npos) << why;
+  EXPECT_TRUE(usable_tuned_tile("sm_90a", eight, false, wider.text(), &why));
 }
 
 void put(CubinStore& store, const TuningDevice& device, bool invariant, int bucket,

@@ -25,12 +25,12 @@ TEST(BatchBucket, EveryBucketUpToTheLargestRows) {
   EXPECT_EQ(batch_buckets(1 << 20).size(), 14u);
 }
 
-TEST(BatchBucket, LastRowsOfABucketClippedToTheLargest) {
+TEST(BatchBucket, LastRowsOfABucketAreAllItServes) {
   EXPECT_EQ(bucket_last_rows(1, 256), 1);
   EXPECT_EQ(bucket_last_rows(2, 256), 3);
   EXPECT_EQ(bucket_last_rows(128, 256), 255);
-  EXPECT_EQ(bucket_last_rows(256, 256), 256);
-  EXPECT_EQ(bucket_last_rows(256, 300), 300);
+  EXPECT_EQ(bucket_last_rows(256, 256), 511);  // calls of up to 511 rows run its tile
+  EXPECT_EQ(bucket_last_rows(kMaxBatchBucket, 100), kMaxBatchBucket);
   EXPECT_EQ(bucket_last_rows(kMaxBatchBucket, 20000), 20000);
   // Every bucket's rows map back to it.
   for (const int bucket : batch_buckets(5000)) {

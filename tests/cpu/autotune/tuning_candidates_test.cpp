@@ -64,6 +64,11 @@ TEST(SameRowBits, OnlyWidthStagesAndOccupancy) {
         "hg16.w8.te32.st2.seg5.mb2.mma_sync", "hg16.w8.te64.st2.seg2.mb2.mma_sync_hm"}) {
     EXPECT_FALSE(same_row_bits(*TileConfig::parse(other), base)) << other;
   }
+  // Wider than the default: an 8-head problem's CTAs of 8 heads sum in two chains, wider ones
+  // in one (decode_kernel.cuh, kScoreChains).
+  const TileConfig eight = *TileConfig::parse("hg8.w8.te32.st2.seg4.mb2.mma_sync");
+  EXPECT_FALSE(same_row_bits(base, eight));
+  EXPECT_FALSE(same_row_bits(*TileConfig::parse("hg32.w8.te32.st2.seg4.mb1.mma_sync"), base));
 }
 
 }  // namespace
