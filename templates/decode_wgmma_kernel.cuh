@@ -50,18 +50,28 @@ SMLA_DEVICE u32 bf16x2_pow2(int k) {
   return half | (half << 16);
 }
 
-// The CTA's 64 query heads in bf16 (fp8 q converted exactly; its scale is in the score factor).
-// Heads past kNumHeads are zero: their rows are computed and never stored. bf16 q is copied
-// with cp.async, so that it lands beside the first tile's gather; the caller commits the group.
+// The CTA's 64 query heads in bf16 (fp8 q converted exactly; its scale is in the score factor),
+// or with kOperandStages as q's e4m3 bytes in the operand layout of the stages. Heads past
+// kNumHeads are zero: their rows are computed and never stored. bf16 q and the e4m3 bytes are
+// copied with cp.async, so that they land beside the first tile's gather; the caller commits
+// the group.
 SMLA_DEVICE void load_query(const DecodeParams& p, unsigned char* query, int row, int head_group) {
-  for (int i = threadIdx.x; i < kHeadsPerCta * 64; i += kThreads) {
-    const int h = i / 64, chunk = i % 64;  // 8 dims per chunk
+  constexpr int kChunkDims = kOperandStages ? 16 : 8;  // dims per 16-byte chunk of the tile
+  constexpr int kChunks = kHeadDim / kChunkDims;
+  for (int i = threadIdx.x; i < kHeadsPerCta * kChunks; i += kThreads) {
+    const int h = i / kChunks, chunk = i % kChunks;
     const int head = head_group * kHeadsPerCta + h;
     const bool present = head < kNumHeads;
     const i64 offset =
-        present ? (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + chunk * 8 : 0;
+        present ? (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + chunk * kChunkDims : 0;
+    // Absent heads are zero-filled (the source is only some address of q).
+    if (kOperandStages) {
+      cp_async_16(smem_u32(query + operand_chunk_offset(h, chunk)), (const u8*)p.q + offset,
+                  present ? 16u : 0u);
+      continue;
+    }
     unsigned char* to = query + swizzled(h, chunk * 8);
-    if (!kQFp8) {  // absent heads zero-filled (the source is only some address of q)
+    if (!kQFp8) {
       cp_async_16(smem_u32(to), (const u16*)p.q + offset, present ? 16u : 0u);
       continue;
     }
@@ -72,20 +82,6 @@ SMLA_DEVICE void load_query(const DecodeParams& p, unsigned char* query, int row
       e4m3x4_to_bf16x2(x.y, v.z, v.w);
     }
     *(uint4*)to = v;
-  }
-}
-
-// The same for kOperandStages: q's e4m3 bytes copied into the operand layout of the stages.
-SMLA_DEVICE void load_e4m3_query(const DecodeParams& p, unsigned char* query, int row,
-                                 int head_group) {
-  for (int i = threadIdx.x; i < kHeadsPerCta * 32; i += kThreads) {
-    const int h = i / 32, chunk = i % 32;  // 16 dims per chunk
-    const int head = head_group * kHeadsPerCta + h;
-    const bool present = head < kNumHeads;
-    const i64 offset =
-        present ? (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + chunk * 16 : 0;
-    cp_async_16(smem_u32(query + operand_chunk_offset(h, chunk)), (const u8*)p.q + offset,
-                present ? 16u : 0u);
   }
 }
 
@@ -288,11 +284,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   const TileWalk walk = make_walk(w.length0, w.length1, w.begin, w.end);
   GatherRing ring;
   ring.start(p, base, walk, w.length0, w.length1, w.row);
-  if (kOperandStages) {
-    load_e4m3_query(p, query, w.row, w.head_group);
-  } else {
-    load_query(p, query, w.row, w.head_group);
-  }
+  load_query(p, query, w.row, w.head_group);
   // q's copies: the loop's first wait covers them, and the fence after its first dequantization
   // (or its wait, with kOperandStages) publishes them to the products; this fence publishes the
   // converted fp8 q's stores.
