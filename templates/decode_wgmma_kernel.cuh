@@ -27,7 +27,7 @@ namespace decode {
 static_assert(kWgmma, "the wgmma template");
 static_assert(kHeadsPerCta == 64 && kWarps == 8 && kTileEntries == 64,
               "64 heads per CTA, two warpgroups, 64-entry tiles");
-static_assert(kStages == 2 || (kStages == 3 && kOperandStages), "two stages, or three e4m3 ones");
+static_assert(kStages == 2, "two stages");
 static_assert(!kBf16Kv, "the fp8 layouts");
 static_assert(kGeo.segments == 1, "whole rows");
 static_assert(kGeo.prob_offset - kGeo.query_offset >= kHeadsPerCta * kHeadDim * 2,
