@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "runtime/context.h"
@@ -139,9 +138,6 @@ int run_build(const BuildOptions& o) {
     fmt::print(stderr, "smla cache build: {}\n", status.message());
     return 1;
   }
-  const int jobs =
-      o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-
   Logger log;
   apply_log_environment(&log);
   const std::unique_ptr<CubinStore> store = o.cache.open(log);
@@ -149,7 +145,7 @@ int run_build(const BuildOptions& o) {
   ParallelBuildReport report;
   {
     ProgressLine progress;
-    report = build_in_parallel(builder, keys, jobs,
+    report = build_in_parallel(builder, keys, o.jobs,
                                [&](const BuildCounts& counts) { progress.draw(counts); });
   }
   for (const KernelBuildOutcome& k : report.kernels) {

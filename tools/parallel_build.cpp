@@ -52,6 +52,7 @@ ParallelBuildReport build_in_parallel(const KernelBuilder& builder,
     }
   };
   if (progress) progress(report.counts);
+  if (jobs <= 0) jobs = static_cast<int>(std::thread::hardware_concurrency());
   const size_t workers = std::min(keys.size(), static_cast<size_t>(std::max(jobs, 1)));
   std::vector<std::thread> threads;
   for (size_t t = 1; t < workers; ++t) threads.emplace_back(work);

@@ -41,6 +41,7 @@ struct ParallelBuildReport {
 // Called with the counts so far before the first kernel and after each; calls never overlap.
 using BuildProgressFn = std::function<void(const BuildCounts&)>;
 
+// `jobs` <= 0: one worker per hardware thread.
 ParallelBuildReport build_in_parallel(const KernelBuilder& builder,
                                       const std::vector<KernelKey>& keys, int jobs,
                                       const BuildProgressFn& progress);

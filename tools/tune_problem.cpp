@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <memory>
-#include <thread>
 
 #include "autotune/tuning.h"
 #include "runtime/decode_dispatch.h"
@@ -37,24 +36,23 @@ std::vector<TileConfig> build_candidates(const std::string& arch, const smla_pro
                                          const std::vector<TileConfig>& candidates, int jobs,
                                          CubinStore& store, const Logger& log) {
   std::vector<KernelKey> keys;
+  std::vector<size_t> first_key;  // of each candidate: its decode kernel, then its combine
   for (const TileConfig& tile : candidates) {
-    const KernelKey key = KernelKey::decode(arch, problem, tile);
-    keys.push_back(key);
-    if (key.geometry().segments > 1) keys.push_back(KernelKey::combine_for(key));
+    first_key.push_back(keys.size());
+    keys.push_back(KernelKey::decode(arch, problem, tile));
+    if (keys.back().geometry().segments > 1) keys.push_back(KernelKey::combine_for(keys.back()));
   }
+  first_key.push_back(keys.size());
   const KernelBuilder builder(store, log);
   const ParallelBuildReport report = build_in_parallel(builder, keys, jobs, nullptr);
   std::vector<TileConfig> built;
-  size_t k = 0;
-  for (const TileConfig& tile : candidates) {
-    const bool split = KernelKey::decode(arch, problem, tile).geometry().segments > 1;
-    bool ok = report.kernels[k].status.is_ok();
-    if (split) ok = ok && report.kernels[k + 1].status.is_ok();
-    k += split ? 2 : 1;
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    bool ok = true;
+    for (size_t k = first_key[c]; k < first_key[c + 1]; ++k) ok = ok && report.kernels[k].status;
     if (ok) {
-      built.push_back(tile);
+      built.push_back(candidates[c]);
     } else {
-      log.warn("candidate {} did not build; not timed", tile.text());
+      log.warn("candidate {} did not build; not timed", candidates[c].text());
     }
   }
   return built;
@@ -95,12 +93,9 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options, Cub
   const ScopedEnv mode("SMLA_BATCH_INVARIANT", options.batch_invariant ? "1" : "0");
   DecodeTiles tiles;
   SMLA_TRY(decode_tiles(device.arch, problem, options.batch_invariant, &tiles));
-  const int jobs = options.jobs > 0
-                       ? options.jobs
-                       : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const std::vector<TileConfig> candidates = build_candidates(
-      device.arch, problem, tuning_candidates(device.arch, problem, options.batch_invariant), jobs,
-      store, log);
+      device.arch, problem, tuning_candidates(device.arch, problem, options.batch_invariant),
+      options.jobs, store, log);
 
   ContextOwner heuristic(nullptr, smla_context_destroy);
   {
