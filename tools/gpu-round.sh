@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU round on the H200 machine (shared/GPU.md): run from the repository root of the copy
 # there, with the binaries and a prewarmed cache built here in carry/ (tools/gpu-carry.sh).
-#   tools/gpu-round.sh [tests] [sanitize] [bench] [tune] [sass] [ncu] [ncu-sass] [ceiling]
+#   tools/gpu-round.sh [tests] [sanitize] [race] [bench] [tune] [sass] [ncu] [ncu-sass] [ceiling]
 #                      [wgmma-rate]
 #   (default: tests sanitize bench sass)
 #   SANITIZE_FILTER: the gtest filter the sanitizers run (default Sanitized.*)
@@ -33,6 +33,20 @@ if has sanitize; then
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
       carry/smla_gpu_tests --gtest_filter="${SANITIZE_FILTER:-Sanitized.*}" >"$OUT/sanitizer_$tool.log" 2>&1
     summary+=("compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)")
+  done
+fi
+if has race; then
+  # Racecheck's hazard reports (blocks, threads, kind) of the batch-variant wgmma kernel, on
+  # `smla bench`'s inputs (every row full, every index valid) and on `smla check`'s (empty rows,
+  # invalid indices), at 2 and 64 rows.
+  for rows in 2 64; do
+    for tool in bench check; do
+      extra=$([ $tool = bench ] && echo "--iters 1 --repeats 1 --pool-gb 0.02")
+      SMLA_BATCH_INVARIANT=0 timeout 150 compute-sanitizer --tool racecheck --racecheck-report hazard \
+        carry/smla $tool --heads 64 --sources 256:128 --lse --rows $rows $extra \
+        >"$OUT/race_${tool}_$rows.log" 2>&1
+      summary+=("racecheck smla $tool --rows $rows: rc=$? $(grep -E 'RACECHECK SUMMARY' "$OUT/race_${tool}_$rows.log" | tail -1)")
+    done
   done
 fi
 if has bench; then
