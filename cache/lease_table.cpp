@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -49,15 +50,20 @@ std::optional<int64_t> process_start_time(int64_t pid) {
 
 std::string lease_host_name() {
   char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
-  return name;
+  if (gethostname(name, sizeof(name) - 1) != 0) std::snprintf(name, sizeof(name), "unknown");
+  // NOTE: containers of one pod share a host name but not their pids; the pid namespace (its
+  // /proc link, "pid:[inode]") keeps one container from judging another's pids.
+  char pid_namespace[64] = {};
+  const ssize_t length = readlink("/proc/self/ns/pid", pid_namespace, sizeof(pid_namespace) - 1);
+  if (length <= 0) return name;
+  return fmt::format("{} {}", name, std::string(pid_namespace, static_cast<size_t>(length)));
 }
 
 std::string LeaseTable::stale_reason(const LeaseHolder& holder, int64_t now) const {
   if (now - holder.started > timeout_s_) {
     return fmt::format("it is older than the lease timeout ({} s)", timeout_s_);
   }
-  // Pids mean something only on the host that wrote them.
+  // Pids mean something only on the host and in the pid namespace that wrote them.
   if (holder.host != lease_host_name()) return "";
   if (holder.pid <= 0) return "its pid is invalid";
   if (kill(static_cast<pid_t>(holder.pid), 0) != 0 && errno == ESRCH) {

@@ -1,8 +1,8 @@
 // The `leases` table: one row per kernel being compiled, naming the process that compiles it
-// (pid, host, started). A lease is stale when its holder is gone: a pid on this host that no
-// longer exists or now belongs to a process started after the lease was taken (pids are reused,
-// and a restarted container often gets the same one), or a lease older than the timeout (a hung
-// or remote holder). Statements here run inside the caller's write transaction.
+// (pid, host, started). A lease is stale when its holder is gone: a pid of this host and pid
+// namespace that no longer exists or now belongs to a process started after the lease was taken
+// (pids are reused, and a restarted container often gets the same one), or a lease older than
+// the timeout (a hung or remote holder, or one in another container). Statements here run inside the caller's write transaction.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +45,8 @@ class LeaseTable {
   int timeout_s_;
 };
 
-// This machine's host name, as leases record it.
+// This process's host as leases record it: the host name and, where /proc shows it, the pid
+// namespace ("node-3 pid:[4026531836]").
 std::string lease_host_name();
 
 }  // namespace smla

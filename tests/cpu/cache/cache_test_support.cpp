@@ -91,4 +91,12 @@ ChildResult run_unprivileged(const std::function<std::string()>& body) {
   return result;
 }
 
+pid_t dead_pid() {
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) _exit(0);
+  waitpid(pid, nullptr, 0);  // reaped: not even a zombie is left
+  return pid;
+}
+
 }  // namespace smla::cache_test

@@ -3,6 +3,8 @@
 // child processes (unprivileged when the tests run as root, so file permissions hold).
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -42,5 +44,8 @@ struct ChildResult {
 // saying what failed (the child prints it and exits 1). When the tests run as root the child
 // first becomes `nobody`, so that permission bits mean what they say.
 ChildResult run_unprivileged(const std::function<std::string()>& body);
+
+// The pid of a child that has exited and been reaped: no process has it (until it is reused).
+pid_t dead_pid();
 
 }  // namespace smla::cache_test

@@ -2,7 +2,6 @@
 // its pid no longer exists, or has been reused by a process started after the lease.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,14 +12,6 @@
 
 namespace smla::cache_test {
 namespace {
-
-pid_t dead_pid() {
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) _exit(0);
-  waitpid(pid, nullptr, 0);  // reaped: not even a zombie is left
-  return pid;
-}
 
 void check_taken_over(int64_t pid, int64_t started, const std::string& reason) {
   TempDir dir;

@@ -7,23 +7,24 @@
 #include <chrono>
 #include <ctime>
 
+#include "cache/lease_table.h"
 #include "cpu/cache/cache_test_support.h"
 
 namespace smla::cache_test {
 namespace {
 
-// Puts a lease of pid 1 on another host on kernel 0, taken at `started`, and times how long
+// Puts a lease of `pid` on `host` on kernel 0, taken at `started`, and times how long
 // get_or_compile takes to get the kernel anyway.
-double seconds_to_take_over(int lease_timeout_s, int64_t started) {
+double seconds_to_take_over(int lease_timeout_s, int64_t started, int64_t pid = 1,
+                            const std::string& host = "elsewhere.example") {
   TempDir dir;
   std::string path = dir.file("cache.sqlite");
   Logger log(SMLA_LOG_ERROR);
   CubinStore::Options options = options_for(path);
   options.lease_timeout_s = lease_timeout_s;
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
-  sql_exec(path, fmt::format("INSERT INTO leases (id, pid, host, started) VALUES ({}, 1, "
-                             "'elsewhere.example', {})",
-                             static_cast<int64_t>(test_entry(0).id), started));
+  sql_exec(path, fmt::format("INSERT INTO leases (id, pid, host, started) VALUES ({}, {}, '{}', {})",
+                             static_cast<int64_t>(test_entry(0).id), pid, host, started));
   std::atomic<int> calls{0};
   std::vector<uint8_t> cubin;
   bool compiled = false;
@@ -42,6 +43,18 @@ TEST(CubinStoreLeases, LeaseOlderThanTheTimeoutIsTakenOver) {
 
 TEST(CubinStoreLeases, FreshLeaseIsWaitedOnUntilItTimesOut) {
   double seconds = seconds_to_take_over(1, std::time(nullptr));
+  EXPECT_GE(seconds, 0.9);
+  EXPECT_LT(seconds, 5.0);
+}
+
+TEST(CubinStoreLeases, LeaseOfAnotherPidNamespaceIsWaitedOnUntilItTimesOut) {
+  // This host's name but another pid namespace (another container of the pod): its pid says
+  // nothing here, so even a pid that exists nowhere here does not free the lease early.
+  const std::string here = lease_host_name();
+  ASSERT_NE(here.find(" pid:["), std::string::npos) << here;
+  const std::string other = here.substr(0, here.find(" pid:[")) + " pid:[1]";
+  pid_t unused = dead_pid();
+  double seconds = seconds_to_take_over(1, std::time(nullptr), unused, other);
   EXPECT_GE(seconds, 0.9);
   EXPECT_LT(seconds, 5.0);
 }
