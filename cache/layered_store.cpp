@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "cache/file_verify.h"
 #include "cache/kernel_table.h"
 #include "cache/schema.h"
 #include "cache/tuning_table.h"
@@ -82,7 +83,7 @@ VerifyReport LayeredCubinStore::verify() {
   VerifyReport report = user_->verify();
   std::lock_guard<std::mutex> lock(mutex_);
   if (system_ != nullptr) {
-    Status status = KernelTable(*system_).verify("system: ", &report);
+    Status status = verify_database(*system_, "system: ", &report);
     if (!status) {
       report.bad.push_back("system: database: " + status.message());
       drop_system_locked(status);

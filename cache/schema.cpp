@@ -79,6 +79,13 @@ Status read_schema_version(SqliteDb& db, int* version) {
   return Status::ok();
 }
 
+Status has_tables(SqliteDb& db, bool* any) {
+  std::string tables;
+  SMLA_TRY(db.query_text("SELECT count(*) FROM sqlite_master WHERE type = 'table'", &tables));
+  *any = tables != "0";
+  return Status::ok();
+}
+
 Status migrate_schema(SqliteDb& db) {
   // Takes effect only when the tables are created (a no-op on an existing file); lets gc give
   // freed pages back to the file system without a full VACUUM.
@@ -89,6 +96,15 @@ Status migrate_schema(SqliteDb& db) {
     if (version > kSchemaVersion) {
       return error(SMLA_ERR_CACHE, "schema version {} is newer than this build's {}", version,
                    kSchemaVersion);
+    }
+    // NOTE: decided here, under the write lock, not before it: processes that open a new file
+    // together would otherwise see one another's half-read schema as a foreign database.
+    bool foreign = false;
+    if (version == 0) SMLA_TRY(has_tables(db, &foreign));
+    if (foreign) {
+      return Status(SMLA_ERR_CACHE,
+                    "it is an SQLite database of another program (tables, but not smla's); left "
+                    "untouched");
     }
     for (const Migration& migration : kMigrations) {
       if (migration.version <= version) continue;

@@ -1,8 +1,10 @@
 #include "cache/sqlite_db.h"
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <thread>
 
 namespace smla {
 
@@ -168,6 +170,33 @@ Status SqliteDb::query_text(const char* sql, std::string* value) {
   SMLA_TRY(statement.step(&has_row));
   *value = has_row ? statement.column_text(0) : std::string();
   return Status::ok();
+}
+
+Status SqliteDb::switch_to_wal(int busy_timeout_ms) {
+  // NOTE: SQLite does not call the busy handler for a journal-mode switch (it needs every other
+  // connection's lock gone), so processes that open a new file together would fail it at once.
+  const char* sql = "PRAGMA journal_mode = WAL";
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+  for (;;) {
+    sqlite3_stmt* stmt = nullptr;
+    int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
+    std::string mode;
+    if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+    if (rc == SQLITE_ROW) {
+      mode = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      rc = SQLITE_OK;
+    }
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_OK) {
+      if (mode == "wal") return Status::ok();
+      return error(SMLA_ERR_CACHE, "cannot switch to WAL journaling (journal_mode is {})", mode);
+    }
+    if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {
+      return sqlite_error(db_, rc, sql);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 Status with_write_transaction(SqliteDb& db, const std::function<Status()>& body) {

@@ -68,6 +68,9 @@ class SqliteDb {
   Status query_text(const char* sql, std::string* value);
 
   void set_busy_timeout(int ms) { sqlite3_busy_timeout(db_, ms); }
+  // Switches the file to WAL journaling, retrying for up to `busy_timeout_ms` while another
+  // connection's lock stands in the way.
+  Status switch_to_wal(int busy_timeout_ms);
   int64_t changes() const { return sqlite3_changes64(db_); }
   // True when SQLite opened the file read-only (it does so silently for a write-protected file).
   bool read_only() const { return sqlite3_db_readonly(db_, "main") == 1; }

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "cache/file_verify.h"
 #include "cache/kernel_table.h"
 #include "cache/lease_table.h"
 #include "cache/schema.h"
@@ -64,24 +65,10 @@ Status SqliteCubinStore::open(const Options& options, const Logger& log,
                  "its schema version {} is newer than this build's {}; left untouched", version,
                  kSchemaVersion);
   }
-  // Without smla's schema only an empty file becomes a cache: another program's database is not
-  // taken over.
-  if (version == 0) {
-    std::string tables;
-    SMLA_TRY(db->query_text("SELECT count(*) FROM sqlite_master WHERE type = 'table'", &tables));
-    if (tables != "0") {
-      return Status(SMLA_ERR_CACHE,
-                    "it is an SQLite database of another program (tables, but not smla's); left "
-                    "untouched");
-    }
-  }
+  // Without smla's schema only an empty file becomes a cache (migrate_schema refuses another
+  // program's database).
   SMLA_TRY(migrate_schema(*db));
-  std::string journal_mode;
-  SMLA_TRY(db->query_text("PRAGMA journal_mode = WAL", &journal_mode));
-  if (journal_mode != "wal") {
-    return error(SMLA_ERR_CACHE, "cannot switch to WAL journaling (journal_mode is {})",
-                 journal_mode);
-  }
+  SMLA_TRY(db->switch_to_wal(options.busy_timeout_ms));
   // In WAL mode NORMAL cannot corrupt the file; a power cut may lose the last few kernels,
   // which are recompiled.
   SMLA_TRY(db->exec("PRAGMA synchronous = NORMAL"));
@@ -269,17 +256,7 @@ VerifyReport SqliteCubinStore::verify() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (db_ != nullptr) {
       VerifyReport report;
-      Status status = KernelTable(*db_).verify("", &report);
-      // The blobs' checksums say nothing about the b-tree pages around them.
-      SqliteStatement quick_check;
-      if (status) status = db_->prepare("PRAGMA quick_check", &quick_check);
-      bool has_row = status.is_ok();
-      while (has_row) {
-        status = quick_check.step(&has_row);
-        if (has_row && quick_check.column_text(0) != "ok") {
-          report.bad.push_back("database: " + quick_check.column_text(0));
-        }
-      }
+      Status status = verify_database(*db_, "", &report);
       if (status) return report;
       report.bad.push_back("database: " + status.message());
       degrade_locked(status);

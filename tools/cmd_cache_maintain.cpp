@@ -1,6 +1,7 @@
 // `smla cache verify` and `smla cache gc`: checking every blob of the cache file, and bounding
-// its size. Both need an existing cache file: without one (missing, or degraded to memory
-// only) the exit status is 2.
+// its size. Both need an existing cache file: without one the exit status is 2 (also for gc of a
+// file that cannot be opened for writing, and for verify of a database that is not a cache of
+// this schema version).
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "cache/file_verify.h"
 #include "codegen/nvrtc_compiler.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
@@ -23,34 +25,43 @@ struct GcOptions {
   CacheFileOption cache;
 };
 
-// The store of an existing, usable cache file, or null after saying why. Never creates the
+// The path of the existing cache file, or "" after saying there is none. Never creates the
 // file: verifying or collecting a mistyped path must not report an empty cache as clean.
-std::unique_ptr<CubinStore> open_cache_file(const char* command, const CacheFileOption& cache,
-                                            const Logger& log) {
+std::string existing_cache_file(const char* command, const CacheFileOption& cache) {
   const std::string path = cache.path();
   std::error_code ec;
-  if (path.empty() || !std::filesystem::exists(path, ec)) {
-    fmt::print(stderr, "smla cache {}: no cache file {}(the cache is memory only)\n", command,
-               path.empty() ? "" : "at " + path + " ");
-    return nullptr;
-  }
+  if (!path.empty() && std::filesystem::exists(path, ec)) return path;
+  fmt::print(stderr, "smla cache {}: no cache file {}(the cache is memory only)\n", command,
+             path.empty() ? "" : "at " + path + " ");
+  return "";
+}
+
+// The store of an existing, usable cache file, or null after saying why.
+std::unique_ptr<CubinStore> open_cache_file(const char* command, const CacheFileOption& cache,
+                                            const Logger& log) {
+  const std::string path = existing_cache_file(command, cache);
+  if (path.empty()) return nullptr;
   std::unique_ptr<CubinStore> store = cache.open(log);
   if (store->persistent()) return store;
   fmt::print(stderr, "smla cache {}: {} is not usable (the cache is memory only)\n", command, path);
   return nullptr;
 }
 
+// Read-only (cache/file_verify.h): a write-protected file is checked too, and a file that does
+// not read as a database is damage, not a missing cache.
 int run_verify(const CacheFileOption& cache) {
-  Logger log;
-  apply_log_environment(&log);
-  const std::unique_ptr<CubinStore> store = open_cache_file("verify", cache, log);
-  if (store == nullptr) return kNoCacheFile;
-  const VerifyReport report = store->verify();
+  const std::string path = existing_cache_file("verify", cache);
+  if (path.empty()) return kNoCacheFile;
+  VerifyReport report;
+  if (Status status = verify_cache_file(path, &report); !status) {
+    fmt::print(stderr, "smla cache verify: {}\n", status.message());
+    return kNoCacheFile;
+  }
   if (report.clean()) {
-    fmt::print("{}: {} kernels checked, all clean\n", store->path(), report.checked);
+    fmt::print("{}: {} kernels checked, all clean\n", path, report.checked);
     return 0;
   }
-  fmt::print("{}: {} kernels checked, {} bad:\n", store->path(), report.checked, report.bad.size());
+  fmt::print("{}: {} kernels checked, {} bad:\n", path, report.checked, report.bad.size());
   for (const std::string& bad : report.bad) fmt::print("bad: {}\n", bad);
   return 1;
 }
@@ -72,7 +83,7 @@ int run_gc(const GcOptions& o) {
 void add_cache_maintain_commands(CLI::App& cache, int* exit_code) {
   auto verify = std::make_shared<CacheFileOption>();
   CLI::App* c = cache.add_subcommand(
-      "verify", "check every cubin against its checksum (exit 1: damage found, 2: no cache file)");
+      "verify", "check every cubin against its checksum, read-only (exit 1: damage found, 2: no cache file)");
   verify->add_to(*c);
   c->callback([verify, exit_code] { *exit_code = run_verify(*verify); });
 

@@ -1,6 +1,7 @@
 // A cubin damaged in the file (bit rot, a torn write) is found by `cache verify`, which names
-// it, and rebuilt by the next `cache build`, after which the cache is clean again.
+// it (also in a write-protected file), and rebuilt by the next `cache build`, after which the cache is clean again.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "cpu/tools/cli_test_support.h"
 
@@ -28,6 +29,13 @@ TEST(CacheVerify, FlippedByteIsNamedAndRebuilt) {
   EXPECT_EQ(damaged.exit_code, 1) << damaged.out << damaged.err;
   EXPECT_NE(damaged.out.find(victim.at("key").get<std::string>()), std::string::npos)
       << damaged.out;
+  // The same of a write-protected file, by a user who may not write it.
+  ASSERT_EQ(chmod(db.c_str(), 0444), 0);
+  const CliResult protected_file = run_cli({"cache", "verify", "--cache", db}, {{}, true});
+  EXPECT_EQ(protected_file.exit_code, 1) << protected_file.out << protected_file.err;
+  EXPECT_NE(protected_file.out.find(victim.at("key").get<std::string>()), std::string::npos)
+      << protected_file.out;
+  ASSERT_EQ(chmod(db.c_str(), 0644), 0);
 
   const CliResult rebuild = run_cli(build);
   ASSERT_EQ(rebuild.exit_code, 0) << rebuild.err;
