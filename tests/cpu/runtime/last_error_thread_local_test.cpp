@@ -53,11 +53,8 @@ TEST(LastError, IsThreadLocal) {
   EXPECT_EQ(fresh, "");
 }
 
-// BUG (runtime/api.cpp, finish()): every call, successful ones included, overwrites the
-// thread's message, so a host that cleans up (smla_context_destroy, another prepare) before
-// logging smla_last_error() logs "", although include/smla.h documents "the last failing call
-// on this thread". Either finish() should store only failures, or the header should say "the
-// last call".
+// include/smla.h documents "the last failing call on this thread": a host that cleans up
+// (smla_context_destroy, another prepare) before logging smla_last_error() still gets it.
 TEST(LastError, SurvivesALaterSuccessfulCall) {
   EXPECT_EQ(fail_with_null_context(), SMLA_ERR_INVALID_ARGUMENT);
   const std::string failure = smla_last_error();
