@@ -351,14 +351,16 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
         *(u32*)(query + swizzled(t.head(h), dim)) = pack_bf16x2(v0, v1);
       }
   }
-  __syncthreads();
-  for (int i = threadIdx.x; i < kHeadsPerCta * 64; i += kThreads) {
-    const int h = i / 64, chunk = i % 64;  // 8 dims per chunk
+  // Each warp reads back only the block it staged (16 heads x 256 dims), one head's 512 bytes
+  // per instruction, so its own barrier orders it and warps leave as they finish.
+  __syncwarp();
+  const int dim = t.group * kPvBlocks * 64 + 8 * (threadIdx.x % 32);
+#pragma unroll 4
+  for (int k = 0; k < 16; ++k) {
+    const int h = 16 * t.warp + k;
     const int head = w.head_group * kHeadsPerCta + h;
     u16* out = (u16*)p.out + (i64)w.row * p.out_row_stride + (i64)head * p.out_head_stride;
-    if (head < kNumHeads) {
-      *(uint4*)(out + chunk * 8) = *(const uint4*)(query + swizzled(h, chunk * 8));
-    }
+    if (head < kNumHeads) *(uint4*)(out + dim) = *(const uint4*)(query + swizzled(h, dim));
   }
 }
 
