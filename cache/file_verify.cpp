@@ -35,8 +35,10 @@ Status verify_cache_file(const std::string& path, VerifyReport* report) {
     bool foreign = false;
     SMLA_TRY(has_tables(*db, &foreign));
     if (!foreign) return Status::ok();  // an empty file: a cache nothing was written to
-    return error(SMLA_ERR_CACHE, "{} is an SQLite database of another program (tables, but not "
-                 "smla's)", path);
+    return error(SMLA_ERR_CACHE,
+                 "{} is an SQLite database of another program (tables, but not "
+                 "smla's)",
+                 path);
   }
   if (version != kSchemaVersion) {
     return error(SMLA_ERR_CACHE, "{} has schema version {}; this build checks version {}", path,

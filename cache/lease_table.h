@@ -2,7 +2,8 @@
 // (pid, host, started). A lease is stale when its holder is gone: a pid of this host and pid
 // namespace that no longer exists or now belongs to a process started after the lease was taken
 // (pids are reused, and a restarted container often gets the same one), or a lease older than
-// the timeout (a hung or remote holder, or one in another container). Statements here run inside the caller's write transaction.
+// the timeout (a hung or remote holder, or one in another container). Statements here run inside
+// the caller's write transaction.
 #pragma once
 
 #include <cstdint>

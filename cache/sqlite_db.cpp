@@ -184,7 +184,8 @@ Status SqliteDb::switch_to_wal(int busy_timeout_ms) {
     std::string mode;
     if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
     if (rc == SQLITE_ROW) {
-      mode = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+      const unsigned char* text = sqlite3_column_text(stmt, 0);  // NULL when out of memory
+      if (text != nullptr) mode = reinterpret_cast<const char*>(text);
       rc = SQLITE_OK;
     }
     sqlite3_finalize(stmt);

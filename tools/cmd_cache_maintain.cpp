@@ -83,7 +83,8 @@ int run_gc(const GcOptions& o) {
 void add_cache_maintain_commands(CLI::App& cache, int* exit_code) {
   auto verify = std::make_shared<CacheFileOption>();
   CLI::App* c = cache.add_subcommand(
-      "verify", "check every cubin against its checksum, read-only (exit 1: damage found, 2: no cache file)");
+      "verify",
+      "check every cubin against its checksum, read-only (exit 1: damage found, 2: no cache file)");
   verify->add_to(*c);
   c->callback([verify, exit_code] { *exit_code = run_verify(*verify); });
 

@@ -28,8 +28,9 @@ TakeOver take_over(int lease_timeout_s, int64_t started, int64_t pid = 1,
   CubinStore::Options options = options_for(path);
   options.lease_timeout_s = lease_timeout_s;
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
-  sql_exec(path, fmt::format("INSERT INTO leases (id, pid, host, started) VALUES ({}, {}, '{}', {})",
-                             static_cast<int64_t>(test_entry(0).id), pid, host, started));
+  sql_exec(path,
+           fmt::format("INSERT INTO leases (id, pid, host, started) VALUES ({}, {}, '{}', {})",
+                       static_cast<int64_t>(test_entry(0).id), pid, host, started));
   std::atomic<int> calls{0};
   std::vector<uint8_t> cubin;
   bool compiled = false;

@@ -1,5 +1,6 @@
 // A cubin damaged in the file (bit rot, a torn write) is found by `cache verify`, which names
-// it (also in a write-protected file), and rebuilt by the next `cache build`, after which the cache is clean again.
+// it (also in a write-protected file), and rebuilt by the next `cache build`, after which the cache
+// is clean again.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
