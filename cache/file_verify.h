@@ -14,8 +14,10 @@ namespace smla {
 // status is a failure to read the file at all.
 Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyReport* report);
 
-// Opens `path` read-only and verifies it. A file SQLite cannot read as a database is damage
-// (reported as such); a readable file that is not a cache of this schema version is an error.
-Status verify_cache_file(const std::string& path, VerifyReport* report);
+// Verifies the file at `path` without changing it, waiting up to `busy_timeout_ms` behind a
+// writer. Bytes SQLite finds are not a sound database are damage (reported as such); a file
+// that cannot be read (permissions, a directory, I/O) or is not a cache of this schema version
+// is an error.
+Status verify_cache_file(const std::string& path, int busy_timeout_ms, VerifyReport* report);
 
 }  // namespace smla

@@ -16,10 +16,10 @@ Status LayeredCubinStore::open_system_cache(const std::string& path, int busy_ti
   // cannot create the -shm file a reader of a WAL-mode file (what cache build writes) needs.
   SMLA_TRY(SqliteDb::open_immutable(path, &db));
   db->set_busy_timeout(busy_timeout_ms);
-  int version = 0;
-  SMLA_TRY(read_schema_version(*db, &version));
-  if (version != kSchemaVersion) {
-    return error(SMLA_ERR_CACHE, "its schema version is {}, this build reads {}", version,
+  SchemaState state;
+  SMLA_TRY(read_schema_state(*db, &state));
+  if (state.version != kSchemaVersion) {
+    return error(SMLA_ERR_CACHE, "its schema version is {}, this build reads {}", state.version,
                  kSchemaVersion);
   }
   *system = std::move(db);

@@ -58,56 +58,71 @@ CREATE TABLE leases (
 
 }  // namespace
 
-Status read_schema_version(SqliteDb& db, int* version) {
-  std::string has_meta;
+namespace {
+
+// Reads inside the open transaction, so every query sees the same snapshot.
+Status read_state_in_transaction(SqliteDb& db, SchemaState* state) {
+  *state = SchemaState{};
+  std::string tables;
+  SMLA_TRY(db.query_text("SELECT count(*) FROM sqlite_master WHERE type = 'table'", &tables));
+  // A `meta` table without smla's columns is another program's table of that name.
+  std::string meta_columns;
   SMLA_TRY(db.query_text(
-      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'", &has_meta));
-  if (has_meta == "0") {
-    *version = 0;
-    return Status::ok();
-  }
+      "SELECT count(*) FROM pragma_table_info('meta') WHERE name IN ('name', 'value')",
+      &meta_columns));
   std::string text;
-  SMLA_TRY(db.query_text("SELECT value FROM meta WHERE name = 'schema_version'", &text));
+  if (meta_columns == "2") {
+    SMLA_TRY(db.query_text("SELECT value FROM meta WHERE name = 'schema_version'", &text));
+  }
   if (text.empty()) {
-    *version = 0;
+    state->foreign = tables != "0";
     return Status::ok();
   }
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), *version);
-  if (ec != std::errc() || end != text.data() + text.size()) {
-    return error(SMLA_ERR_CACHE, "meta.schema_version '{}' is not a number", text);
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), state->version);
+  if (ec != std::errc() || end != text.data() + text.size() || state->version <= 0) {
+    return error(SMLA_ERR_CACHE, "meta.schema_version '{}' is not a schema version", text);
   }
   return Status::ok();
 }
 
-Status has_tables(SqliteDb& db, bool* any) {
-  std::string tables;
-  SMLA_TRY(db.query_text("SELECT count(*) FROM sqlite_master WHERE type = 'table'", &tables));
-  *any = tables != "0";
+// Why smla must leave the file alone, or ok.
+Status refuse_unless_ours(const SchemaState& state) {
+  if (state.version > kSchemaVersion) {
+    return error(SMLA_ERR_CACHE,
+                 "its schema version {} is newer than this build's {}; left untouched",
+                 state.version, kSchemaVersion);
+  }
+  if (state.foreign) {
+    return Status(SMLA_ERR_CACHE,
+                  "it is an SQLite database of another program (tables, but not smla's); left "
+                  "untouched");
+  }
   return Status::ok();
+}
+
+}  // namespace
+
+Status read_schema_state(SqliteDb& db, SchemaState* state) {
+  if (db.in_transaction()) return read_state_in_transaction(db, state);
+  return with_read_transaction(db, [&] { return read_state_in_transaction(db, state); });
 }
 
 Status migrate_schema(SqliteDb& db) {
-  // Takes effect only when the tables are created (a no-op on an existing file); lets gc give
-  // freed pages back to the file system without a full VACUUM.
-  SMLA_TRY(db.exec("PRAGMA auto_vacuum = INCREMENTAL"));
+  SchemaState state;
+  SMLA_TRY(read_schema_state(db, &state));
+  SMLA_TRY(refuse_unless_ours(state));
+  if (state.version == kSchemaVersion) return Status::ok();
+  // Takes effect only when the tables are created; lets gc give freed pages back to the file
+  // system without a full VACUUM. Only after the check: on another program's file that already
+  // vacuums, it would switch the mode.
+  if (state.version == 0) SMLA_TRY(db.exec("PRAGMA auto_vacuum = INCREMENTAL"));
   return with_write_transaction(db, [&]() -> Status {
-    int version = 0;
-    SMLA_TRY(read_schema_version(db, &version));
-    if (version > kSchemaVersion) {
-      return error(SMLA_ERR_CACHE, "schema version {} is newer than this build's {}", version,
-                   kSchemaVersion);
-    }
-    // NOTE: decided here, under the write lock, not before it: processes that open a new file
-    // together would otherwise see one another's half-read schema as a foreign database.
-    bool foreign = false;
-    if (version == 0) SMLA_TRY(has_tables(db, &foreign));
-    if (foreign) {
-      return Status(SMLA_ERR_CACHE,
-                    "it is an SQLite database of another program (tables, but not smla's); left "
-                    "untouched");
-    }
+    // NOTE: read again under the write lock: processes that open a new file together would
+    // otherwise create the tables twice.
+    SMLA_TRY(read_state_in_transaction(db, &state));
+    SMLA_TRY(refuse_unless_ours(state));
     for (const Migration& migration : kMigrations) {
-      if (migration.version <= version) continue;
+      if (migration.version <= state.version) continue;
       SMLA_TRY(db.exec(migration.sql));
       SqliteStatement set_version;
       SMLA_TRY(db.prepare("INSERT OR REPLACE INTO meta (name, value) VALUES ('schema_version', ?)",

@@ -9,17 +9,20 @@ namespace smla {
 
 constexpr int kSchemaVersion = 1;
 
-// The file's schema version; 0 for a file without smla's tables (new or empty). Reads only.
-Status read_schema_version(SqliteDb& db, int* version);
+// What a file holds, as far as smla is concerned.
+struct SchemaState {
+  int version = 0;       // smla's schema version; 0 without it (a new or empty file)
+  bool foreign = false;  // tables, but not smla's schema: another program's database
+};
 
-// Whether the file has any table (a file without smla's schema and with tables belongs to
-// another program). Reads only.
-Status has_tables(SqliteDb& db, bool* any);
+// Reads the state in one snapshot (a read transaction of its own unless one is open), so that
+// another process's half-created schema is never seen as a foreign database. Reads only.
+Status read_schema_state(SqliteDb& db, SchemaState* state);
 
-// Applies every migration above the file's version in one write transaction. The version is
-// read again inside it, because another process may have migrated the file meanwhile. Fails
-// (and changes nothing) if the file turns out to be newer than kSchemaVersion, or to be another
-// program's database.
+// Brings the file up to kSchemaVersion: every migration above its version, in one write
+// transaction. The state is read again inside it, because another process may have migrated the
+// file meanwhile. Fails, and changes nothing at all, if the file is newer than kSchemaVersion
+// or another program's database.
 Status migrate_schema(SqliteDb& db);
 
 }  // namespace smla

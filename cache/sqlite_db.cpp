@@ -68,7 +68,7 @@ SqliteStatement& SqliteStatement::bind_blob(int index, const std::vector<uint8_t
   return *this;
 }
 
-Status SqliteStatement::fail(int rc) const { return sqlite_error(db_, rc, sqlite3_sql(stmt_)); }
+Status SqliteStatement::fail(int rc) const { return db_->fail(rc, sqlite3_sql(stmt_)); }
 
 Status SqliteStatement::step(bool* has_row) {
   *has_row = false;
@@ -149,17 +149,22 @@ Status SqliteDb::open_as(const std::string& name, const std::string& path, int f
 
 SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
 
+Status SqliteDb::fail(int rc, const char* what) {
+  last_failure_ = rc;
+  return sqlite_error(db_, rc, what);
+}
+
 Status SqliteDb::exec(const std::string& sql) {
   int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
-  if (rc != SQLITE_OK) return sqlite_error(db_, rc, sql.c_str());
+  if (rc != SQLITE_OK) return fail(rc, sql.c_str());
   return Status::ok();
 }
 
 Status SqliteDb::prepare(const char* sql, SqliteStatement* statement) {
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
-  if (rc != SQLITE_OK) return sqlite_error(db_, rc, sql);
-  *statement = SqliteStatement(db_, stmt);
+  if (rc != SQLITE_OK) return fail(rc, sql);
+  *statement = SqliteStatement(this, stmt);
   return Status::ok();
 }
 
@@ -194,19 +199,32 @@ Status SqliteDb::switch_to_wal(int busy_timeout_ms) {
       return error(SMLA_ERR_CACHE, "cannot switch to WAL journaling (journal_mode is {})", mode);
     }
     if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {
-      return sqlite_error(db_, rc, sql);
+      return fail(rc, sql);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
 
-Status with_write_transaction(SqliteDb& db, const std::function<Status()>& body) {
-  SMLA_TRY(db.exec("BEGIN IMMEDIATE"));
+namespace {
+
+// Runs `body` between `begin` and COMMIT; rolls back if `body` or the commit fails.
+Status run_transaction(SqliteDb& db, const char* begin, const std::function<Status()>& body) {
+  SMLA_TRY(db.exec(begin));
   Status status = body();
   if (status) status = db.exec("COMMIT");
   // A failed COMMIT can leave the transaction open (SQLITE_BUSY); ROLLBACK ends it either way.
   if (!status) db.exec("ROLLBACK");
   return status;
+}
+
+}  // namespace
+
+Status with_write_transaction(SqliteDb& db, const std::function<Status()>& body) {
+  return run_transaction(db, "BEGIN IMMEDIATE", body);
+}
+
+Status with_read_transaction(SqliteDb& db, const std::function<Status()>& body) {
+  return run_transaction(db, "BEGIN", body);
 }
 
 }  // namespace smla

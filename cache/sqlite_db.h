@@ -15,10 +15,12 @@
 
 namespace smla {
 
+class SqliteDb;
+
 class SqliteStatement {
  public:
   SqliteStatement() = default;
-  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  SqliteStatement(SqliteDb* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
   SqliteStatement(SqliteStatement&& other) noexcept;
   SqliteStatement& operator=(SqliteStatement&& other) noexcept;
   SqliteStatement(const SqliteStatement&) = delete;
@@ -44,7 +46,7 @@ class SqliteStatement {
  private:
   Status fail(int rc) const;
 
-  sqlite3* db_ = nullptr;
+  SqliteDb* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
   int bind_rc_ = SQLITE_OK;  // the first failed bind, reported by the next step
 };
@@ -72,24 +74,36 @@ class SqliteDb {
   // connection's lock stands in the way.
   Status switch_to_wal(int busy_timeout_ms);
   int64_t changes() const { return sqlite3_changes64(db_); }
+  // The extended result code of this connection's last failure (SQLITE_OK before any); kept
+  // across the calls that follow it, such as a transaction's ROLLBACK.
+  int last_failure() const { return last_failure_; }
+  bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
   // True when SQLite opened the file read-only (it does so silently for a write-protected file).
   bool read_only() const { return sqlite3_db_readonly(db_, "main") == 1; }
   const std::string& path() const { return path_; }
 
  private:
+  friend class SqliteStatement;
+
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  // Records `rc` as the last failure and describes it, naming the statement `what`.
+  Status fail(int rc, const char* what);
   // Opens `name` (a path or a URI) as the database of `path`.
   static Status open_as(const std::string& name, const std::string& path, int flags,
                         std::unique_ptr<SqliteDb>* db);
 
   sqlite3* db_;
   std::string path_;
+  int last_failure_ = SQLITE_OK;
 };
 
 // Runs `body` inside BEGIN IMMEDIATE ... COMMIT, so the write lock is taken up front (no
 // deadlock between two readers that both want to upgrade); rolls back if `body` or the commit
 // fails.
 Status with_write_transaction(SqliteDb& db, const std::function<Status()>& body);
+
+// Runs `body` inside BEGIN ... COMMIT: every read in it sees one snapshot of the file.
+Status with_read_transaction(SqliteDb& db, const std::function<Status()>& body);
 
 // SQLite has signed 64-bit integers; ids and hashes are stored as their bit patterns.
 inline int64_t to_sql(uint64_t value) { return static_cast<int64_t>(value); }

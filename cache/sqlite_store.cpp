@@ -57,16 +57,7 @@ Status SqliteCubinStore::open(const Options& options, const Logger& log,
   SMLA_TRY(SqliteDb::open(options.path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db));
   if (db->read_only()) return error(SMLA_ERR_CACHE, "the file is read-only");
   db->set_busy_timeout(options.busy_timeout_ms);
-  // Check the version before anything writes: a newer file must stay exactly as it is.
-  int version = 0;
-  SMLA_TRY(read_schema_version(*db, &version));
-  if (version > kSchemaVersion) {
-    return error(SMLA_ERR_CACHE,
-                 "its schema version {} is newer than this build's {}; left untouched", version,
-                 kSchemaVersion);
-  }
-  // Without smla's schema only an empty file becomes a cache (migrate_schema refuses another
-  // program's database).
+  // Before anything writes: a newer file or another program's database is left as it is.
   SMLA_TRY(migrate_schema(*db));
   SMLA_TRY(db->switch_to_wal(options.busy_timeout_ms));
   // In WAL mode NORMAL cannot corrupt the file; a power cut may lose the last few kernels,

@@ -1,7 +1,8 @@
 // `smla cache verify` and `smla cache gc`: checking every blob of the cache file, and bounding
-// its size. Both need an existing cache file: without one the exit status is 2 (also for gc of a
-// file that cannot be opened for writing, and for verify of a database that is not a cache of
-// this schema version).
+// its size. Both need an existing cache file they can use: the exit status is 2 without one, for
+// gc of a file that cannot be opened for writing, and for verify of a file it cannot read
+// (permissions, a directory, another writer's lock past the busy timeout) or of a database that
+// is not a cache of this schema version. Damage is verify's exit status 1.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -18,7 +19,7 @@
 namespace smla::tools {
 namespace {
 
-constexpr int kNoCacheFile = 2;
+constexpr int kNoUsableCache = 2;
 
 struct GcOptions {
   int64_t max_bytes = -1;  // < 0: no size bound, only other toolchains' entries go
@@ -51,11 +52,11 @@ std::unique_ptr<CubinStore> open_cache_file(const char* command, const CacheFile
 // not read as a database is damage, not a missing cache.
 int run_verify(const CacheFileOption& cache) {
   const std::string path = existing_cache_file("verify", cache);
-  if (path.empty()) return kNoCacheFile;
+  if (path.empty()) return kNoUsableCache;
   VerifyReport report;
-  if (Status status = verify_cache_file(path, &report); !status) {
+  if (Status status = verify_cache_file(path, CubinStore::Options().busy_timeout_ms, &report); !status) {
     fmt::print(stderr, "smla cache verify: {}\n", status.message());
-    return kNoCacheFile;
+    return kNoUsableCache;
   }
   if (report.clean()) {
     fmt::print("{}: {} kernels checked, all clean\n", path, report.checked);
@@ -70,7 +71,7 @@ int run_gc(const GcOptions& o) {
   Logger log;
   apply_log_environment(&log);
   const std::unique_ptr<CubinStore> store = open_cache_file("gc", o.cache, log);
-  if (store == nullptr) return kNoCacheFile;
+  if (store == nullptr) return kNoUsableCache;
   const GcReport report = store->gc(o.max_bytes, toolchain_fingerprint());
   fmt::print("removed {} kernels; cubins {} ({} bytes) before, {} ({} bytes) after\n",
              report.removed, size_text(report.bytes_before), report.bytes_before,
@@ -84,7 +85,8 @@ void add_cache_maintain_commands(CLI::App& cache, int* exit_code) {
   auto verify = std::make_shared<CacheFileOption>();
   CLI::App* c = cache.add_subcommand(
       "verify",
-      "check every cubin against its checksum, read-only (exit 1: damage found, 2: no cache file)");
+      "check every cubin against its checksum and the file's pages, writing nothing (exit 1: damage "
+      "found; 2: no readable cache file of this schema version)");
   verify->add_to(*c);
   c->callback([verify, exit_code] { *exit_code = run_verify(*verify); });
 

@@ -36,6 +36,26 @@ TEST(CubinStoreForeignDatabase, IsLeftUntouchedAndTheStoreIsMemoryOnly) {
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 1);
 }
 
+// SQLite lets a file that vacuums switch between full and incremental at any time: the cache's
+// own auto_vacuum setting must not reach a file before it is known to be smla's.
+TEST(CubinStoreForeignDatabase, OneThatVacuumsKeepsItsMode) {
+  TempDir dir;
+  const std::string path = dir.file("notes.db");
+  sql_exec(path,
+           "PRAGMA auto_vacuum = FULL;"
+           "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);"
+           "INSERT INTO notes (text) VALUES ('keep me');");
+  const std::string before = read_file_bytes(path);
+  Logger log;
+  testing::internal::CaptureStderr();
+  std::unique_ptr<CubinStore> store = CubinStore::open(options_for(path), log);
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(store->persistent()) << warnings;
+  store.reset();
+  EXPECT_EQ(read_file_bytes(path), before);
+  EXPECT_EQ(sql_int(path, "PRAGMA auto_vacuum"), 1);  // FULL
+}
+
 TEST(CubinStoreForeignDatabase, AnEmptyFileBecomesACache) {
   TempDir dir;
   const std::string path = dir.file("empty.sqlite");

@@ -1,11 +1,17 @@
-// `cache verify` reads the file itself, read-only: a file that does not read as a database is
-// damage (exit 1), another program's database is no cache (exit 2), an empty file is an empty
-// cache, and a write-protected file is checked like any other.
+// `cache verify` reads the file itself and writes nothing: a file that does not read as a
+// database is damage (exit 1); another program's database, a file it may not read and a
+// directory are no usable cache (exit 2), and a writer's lock is waited for, not damage. An empty
+// file is an empty cache, and a write-protected file, also a WAL file in a read-only directory,
+// is checked like any other.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "cpu/tools/cli_test_support.h"
 
@@ -54,6 +60,104 @@ TEST(CacheVerify, UnreadableFilesAreDamageOrNoCache) {
     EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
     EXPECT_NE(verify.out.find("0 kernels checked, all clean"), std::string::npos) << verify.out;
   }
+}
+
+// One real cache (built once: compiling is the slow part), copied for each case.
+class CacheVerifyOfACache : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    built_ = new TempDir();
+    ASSERT_FALSE(build_small_cache(*built_, built_->file("cache.sqlite")).is_null());
+  }
+  static void TearDownTestSuite() {
+    delete built_;
+    built_ = nullptr;
+  }
+  // A copy of the built cache at `path`, in WAL mode with no -wal or -shm file (as cache build
+  // leaves it).
+  static void copy_cache_to(const std::string& path) {
+    std::filesystem::copy_file(built_->file("cache.sqlite"), path);
+  }
+
+  static TempDir* built_;
+};
+
+TempDir* CacheVerifyOfACache::built_ = nullptr;
+
+TEST_F(CacheVerifyOfACache, WaitsForAWriterInsteadOfReportingDamage) {
+  TempDir dir;
+  const std::string db = dir.file("cache.sqlite");
+  copy_cache_to(db);
+  // In rollback-journal mode a writer's exclusive lock keeps readers out until it commits.
+  sql_exec(db, "PRAGMA journal_mode = DELETE");
+  sqlite3* writer = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &writer), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(writer, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  std::thread commit_later([writer] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    sqlite3_exec(writer, "COMMIT", nullptr, nullptr, nullptr);
+  });
+  const CliResult verify = run_cli({"cache", "verify", "--cache", db});
+  commit_later.join();
+  sqlite3_close(writer);
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("all clean"), std::string::npos) << verify.out;
+  EXPECT_GE(verify.seconds, 0.5);
+}
+
+TEST_F(CacheVerifyOfACache, WhatCannotBeReadIsNotDamage) {
+  TempDir dir;
+  {
+    SCOPED_TRACE("a directory");
+    const std::string path = dir.file("directory.sqlite");
+    ASSERT_TRUE(std::filesystem::create_directory(path));
+    const CliResult verify = run_cli({"cache", "verify", "--cache", path});
+    EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
+    EXPECT_EQ(verify.out.find("bad:"), std::string::npos) << verify.out;
+  }
+  {
+    SCOPED_TRACE("a cache this user may not read");
+    const std::string db = dir.file("unreadable.sqlite");
+    copy_cache_to(db);
+    ASSERT_EQ(chmod(db.c_str(), 0600), 0);
+    const CliResult verify = run_cli({"cache", "verify", "--cache", db}, {{}, /*as_nobody=*/true});
+    EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
+    EXPECT_EQ(verify.out.find("bad:"), std::string::npos) << verify.out;
+  }
+  {
+    SCOPED_TRACE("another program's table named meta");
+    const std::string db = dir.file("meta.sqlite");
+    sql_exec(db, "CREATE TABLE meta (key TEXT, data TEXT); INSERT INTO meta VALUES ('a', 'b')");
+    const CliResult verify = run_cli({"cache", "verify", "--cache", db});
+    EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
+    EXPECT_NE(verify.err.find("another program"), std::string::npos) << verify.err;
+  }
+}
+
+TEST_F(CacheVerifyOfACache, ReadsAWalCacheInAReadOnlyDirectory) {
+  TempDir dir;
+  const std::string shipped = dir.file("shipped");
+  ASSERT_TRUE(std::filesystem::create_directory(shipped));
+  const std::string db = shipped + "/cache.sqlite";
+  copy_cache_to(db);
+  ASSERT_EQ(chmod(db.c_str(), 0444), 0);
+  ASSERT_EQ(chmod(shipped.c_str(), 0555), 0);
+  const std::string before = read_file_bytes(db);
+  const CliResult verify = run_cli({"cache", "verify", "--cache", db}, {{}, /*as_nobody=*/true});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("all clean"), std::string::npos) << verify.out;
+  EXPECT_EQ(read_file_bytes(db), before);
+  ASSERT_EQ(chmod(shipped.c_str(), 0755), 0);  // so that the directory can be removed
+}
+
+TEST_F(CacheVerifyOfACache, LeavesNoJournalFilesBehind) {
+  TempDir dir;
+  const std::string db = dir.file("cache.sqlite");
+  copy_cache_to(db);
+  const CliResult verify = run_cli({"cache", "verify", "--cache", db});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+  EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+  EXPECT_FALSE(std::filesystem::exists(db + "-shm"));
 }
 
 }  // namespace
