@@ -10,7 +10,6 @@
 
 #include "cache/file_verify.h"
 #include "cache/kernel_table.h"
-#include "cache/lease_table.h"
 #include "cache/schema.h"
 #include "cache/tuning_table.h"
 
@@ -63,7 +62,8 @@ Status SqliteCubinStore::open(const Options& options, const Logger& log,
   // In WAL mode NORMAL cannot corrupt the file; a power cut may lose the last few kernels,
   // which are recompiled.
   SMLA_TRY(db->exec("PRAGMA synchronous = NORMAL"));
-  store->reset(new SqliteCubinStore(std::move(db), options, log));
+  store->reset(
+      new SqliteCubinStore(std::move(db), LeaseLocks::open(options.path), options, log));
   return Status::ok();
 }
 
@@ -82,9 +82,13 @@ void SqliteCubinStore::degrade_locked(const Status& why) {
             why.message());
   // Leases this process holds would make other processes wait for a cubin that never comes.
   db_->set_busy_timeout(std::min(options_.busy_timeout_ms, kDegradeBusyTimeoutMs));
-  with_write_transaction(*db_,
-                         [&] { return LeaseTable(*db_, options_.lease_timeout_s).release_all(); });
+  with_write_transaction(*db_, [&] { return leases_locked().release_all(); });
   db_.reset();
+  lease_locks_.reset();
+}
+
+LeaseTable SqliteCubinStore::leases_locked() {
+  return LeaseTable(*db_, options_.lease_timeout_s, lease_locks_.get());
 }
 
 void SqliteCubinStore::touch_locked(uint64_t id) {
@@ -140,7 +144,7 @@ SqliteCubinStore::LeaseStep SqliteCubinStore::take_lease(const KernelEntry& entr
   Status status = with_write_transaction(*db_, [&]() -> Status {
     SMLA_TRY(KernelTable(*db_).contains(entry.id, &stored));
     if (stored) return Status::ok();
-    return LeaseTable(*db_, options_.lease_timeout_s)
+    return leases_locked()
         .acquire(entry.id, unix_now(), &state, &holder, &stale_reason);
   });
   if (!status) {
@@ -190,7 +194,7 @@ Status SqliteCubinStore::compile_under_lease(const KernelEntry& entry, const Com
   if (db_ != nullptr) {
     Status status = with_write_transaction(*db_, [&]() -> Status {
       if (compile_status) SMLA_TRY(KernelTable(*db_).store(entry, built, compile_ms, unix_now()));
-      return LeaseTable(*db_, options_.lease_timeout_s).release(entry.id);
+      return leases_locked().release(entry.id);
     });
     if (status) {
       if (!compile_status) return compile_status;

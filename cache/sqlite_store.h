@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "cache/cubin_store.h"
+#include "cache/lease_locks.h"
+#include "cache/lease_table.h"
 #include "cache/memory_store.h"
 #include "cache/sqlite_db.h"
 
@@ -42,8 +44,9 @@ class SqliteCubinStore final : public CubinStore {
                                        int driver_version) override;
 
  private:
-  SqliteCubinStore(std::unique_ptr<SqliteDb> db, const Options& options, const Logger& log)
-      : db_(std::move(db)), options_(options), log_(log) {}
+  SqliteCubinStore(std::unique_ptr<SqliteDb> db, std::unique_ptr<LeaseLocks> lease_locks,
+                   const Options& options, const Logger& log)
+      : db_(std::move(db)), lease_locks_(std::move(lease_locks)), options_(options), log_(log) {}
 
   // What one lease attempt found (see get_or_compile).
   enum class LeaseStep { kCubinStored, kMine, kWait, kFileFailed };
@@ -56,12 +59,14 @@ class SqliteCubinStore final : public CubinStore {
   // Requires mutex_ and an open file.
   std::optional<std::vector<uint8_t>> find_locked(uint64_t id);
   void touch_locked(uint64_t id);
+  LeaseTable leases_locked();
   // Requires mutex_: warns once, gives up this process's leases and closes the file; the store
   // is memory-only from then on.
   void degrade_locked(const Status& why);
 
   mutable std::mutex mutex_;  // one connection: multi-statement transactions must not interleave
   std::unique_ptr<SqliteDb> db_;  // null once the file failed
+  std::unique_ptr<LeaseLocks> lease_locks_;  // null without the side file (lease_locks.h)
   const Options options_;
   const Logger& log_;
   MemoryCubinStore memory_;  // used once db_ is null

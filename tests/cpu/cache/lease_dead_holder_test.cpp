@@ -1,54 +1,174 @@
-// A lease whose holder is gone is taken over at once, without waiting for the lease timeout:
-// its pid no longer exists, or has been reused by a process started after the lease.
+// A lease whose holder is gone is taken over without waiting for the lease timeout, whatever the
+// holder's pid namespace: a holder on this kernel holds its lease's lock (lease_locks.h), which
+// the kernel drops when it dies. A live holder in another namespace (another container of the
+// pod, with pids that mean nothing here) is waited on until it ends.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <thread>
 
+#include "cache/lease_locks.h"
 #include "cache/lease_table.h"
 #include "cpu/cache/cache_test_support.h"
 
 namespace smla::cache_test {
 namespace {
 
-void check_taken_over(int64_t pid, int64_t started, const std::string& reason) {
-  TempDir dir;
-  std::string path = dir.file("cache.sqlite");
+// This machine's host name in another pid namespace, holding the lease's lock on this kernel.
+std::string other_namespace_locked_host() {
+  std::string host = lease_host_name();
+  host = host.substr(0, host.find(" pid:[")) + " pid:[1]";
+  return host + " boot:" + kernel_boot_id();
+}
+
+struct Compiled {
+  double seconds;        // how long get_or_compile took
+  std::string warnings;  // what the store logged
+};
+
+// Puts a lease of `pid` on `host` (taken now) on kernel 0, then gets kernel 0 from a store that
+// waits for no timeout, only for the holder's end.
+Compiled get_despite_lease(const std::string& path, int64_t pid, const std::string& host) {
   Logger log;
   CubinStore::Options options = options_for(path);
-  options.lease_timeout_s = 2000000000;  // only the holder's death can free the lease
+  options.lease_timeout_s = 2000000000;
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+  EXPECT_TRUE(store->persistent());
   sql_exec(path,
            fmt::format("INSERT INTO leases (id, pid, host, started) VALUES ({}, {}, '{}', {})",
-                       static_cast<int64_t>(test_entry(0).id), pid, lease_host_name(), started));
-
+                       static_cast<int64_t>(test_entry(0).id), pid, host, std::time(nullptr)));
   std::atomic<int> calls{0};
   std::vector<uint8_t> cubin;
   bool compiled = false;
   testing::internal::CaptureStderr();
-  auto begin = std::chrono::steady_clock::now();
-  ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  std::string warnings = testing::internal::GetCapturedStderr();
+  const auto begin = std::chrono::steady_clock::now();
+  EXPECT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  const std::string warnings = testing::internal::GetCapturedStderr();
   EXPECT_TRUE(compiled);
   EXPECT_EQ(cubin, test_cubin(0));
   EXPECT_EQ(calls, 1);
-  EXPECT_LT(seconds, 2.0);
-  EXPECT_EQ(count_warnings(warnings), 1) << warnings;
-  EXPECT_NE(warnings.find(reason), std::string::npos) << warnings;
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM leases"), 0);
+  return {seconds, warnings};
 }
 
-TEST(CubinStoreLeases, LeaseOfADeadProcessIsTakenOver) {
-  check_taken_over(dead_pid(), std::time(nullptr), "no longer exists");
+void expect_taken_over_at_once(int64_t pid, const std::string& host) {
+  TempDir dir;
+  const Compiled result = get_despite_lease(dir.file("cache.sqlite"), pid, host);
+  EXPECT_LT(result.seconds, 2.0);
+  EXPECT_EQ(count_warnings(result.warnings), 1) << result.warnings;
+  EXPECT_NE(result.warnings.find("no longer holds the lease's lock"), std::string::npos)
+      << result.warnings;
 }
 
-TEST(CubinStoreLeases, LeaseOfAReusedPidIsTakenOver) {
-  // This very process's pid, on this host, but the lease predates the process: it was left by
-  // an earlier process that had the same pid (a restarted container, typically).
-  check_taken_over(getpid(), 1000, "started after the lease");
+TEST(CubinStoreLeases, LeaseOfADeadHolderIsTakenOverAtOnce) {
+  ASSERT_FALSE(kernel_boot_id().empty());
+  {
+    SCOPED_TRACE("this pid namespace");
+    expect_taken_over_at_once(dead_pid(), locked_lease_host_name());
+  }
+  {
+    SCOPED_TRACE("another pid namespace: a restarted container's predecessor");
+    expect_taken_over_at_once(1, other_namespace_locked_host());
+  }
+  {
+    SCOPED_TRACE("this very pid, left by an earlier process that had it");
+    expect_taken_over_at_once(getpid(), locked_lease_host_name());
+  }
+}
+
+TEST(CubinStoreLeases, LeaseOfALiveHolderInAnotherNamespaceIsWaitedOnUntilItEnds) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  { std::unique_ptr<CubinStore> create = CubinStore::open(options_for(path), Logger()); }
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  std::fflush(nullptr);
+  const pid_t holder = fork();
+  if (holder == 0) {  // the holder: locks the lease for 1.5 s, then exits
+    std::unique_ptr<LeaseLocks> locks = LeaseLocks::open(path);
+    const char locked = locks != nullptr && locks->lock(test_entry(0).id) ? 'y' : 'n';
+    (void)!write(ready[1], &locked, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    _exit(0);
+  }
+  char locked = 0;
+  ASSERT_EQ(read(ready[0], &locked, 1), 1);
+  close(ready[0]);
+  close(ready[1]);
+  ASSERT_EQ(locked, 'y');
+  const Compiled result = get_despite_lease(path, 1, other_namespace_locked_host());
+  waitpid(holder, nullptr, 0);
+  EXPECT_GT(result.seconds, 1.0);
+  EXPECT_LT(result.seconds, 10.0);
+  EXPECT_NE(result.warnings.find("no longer holds the lease's lock"), std::string::npos)
+      << result.warnings;
+}
+
+// While compiling, the store's lease names this kernel and its lock is held.
+TEST(CubinStoreLeases, AHolderLocksItsLease) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  Logger log;
+  std::unique_ptr<CubinStore> store = CubinStore::open(options_for(path), log);
+  std::string host_while_compiling;
+  std::optional<bool> held_while_compiling;
+  CompileFn compile = [&](std::vector<uint8_t>* cubin, double* compile_ms) {
+    host_while_compiling = test::sql_text(path, "SELECT host FROM leases");
+    held_while_compiling = LeaseLocks::open(path)->held_elsewhere(test_entry(0).id);
+    *cubin = test_cubin(0);
+    *compile_ms = 1;
+    return Status::ok();
+  };
+  std::vector<uint8_t> cubin;
+  ASSERT_TRUE(store->get_or_compile(test_entry(0), compile, &cubin));
+  EXPECT_EQ(host_while_compiling, locked_lease_host_name());
+  EXPECT_EQ(held_while_compiling, std::optional<bool>(true));
+  EXPECT_EQ(LeaseLocks::open(path)->held_elsewhere(test_entry(0).id), std::optional<bool>(false));
+}
+
+TEST(CubinStoreLeases, TheLockFileTakesTheCacheFilesOwnerAndMode) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  { std::ofstream touch(path); }
+  ASSERT_EQ(chmod(path.c_str(), 0660), 0);
+  Logger log;
+  std::unique_ptr<CubinStore> store = CubinStore::open(options_for(path), log);
+  ASSERT_TRUE(store->persistent());
+  struct stat side_file {};
+  ASSERT_EQ(stat(lease_locks_path(path).c_str(), &side_file), 0);
+  EXPECT_EQ(side_file.st_mode & 0777, 0660u);
+}
+
+// Without the side file a store still works; its leases record no lock (others then wait for
+// the timeout, as for a holder on another machine: lease_timeout_test.cpp).
+TEST(CubinStoreLeases, WithoutTheLockFileLeasesRecordNoLock) {
+  TempDir dir;
+  const std::string path = dir.file("cache.sqlite");
+  ASSERT_TRUE(std::filesystem::create_directory(lease_locks_path(path)));
+  Logger log;
+  std::unique_ptr<CubinStore> store = CubinStore::open(options_for(path), log);
+  ASSERT_TRUE(store->persistent());
+  std::string host_while_compiling;
+  CompileFn compile = [&](std::vector<uint8_t>* cubin, double* compile_ms) {
+    host_while_compiling = test::sql_text(path, "SELECT host FROM leases");
+    *cubin = test_cubin(0);
+    *compile_ms = 1;
+    return Status::ok();
+  };
+  std::vector<uint8_t> cubin;
+  ASSERT_TRUE(store->get_or_compile(test_entry(0), compile, &cubin));
+  EXPECT_EQ(host_while_compiling, lease_host_name());
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM leases"), 0);
 }
 
 }  // namespace
