@@ -1,11 +1,16 @@
 #include "cache/lease_locks.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
+#include <system_error>
 
 namespace smla {
 
@@ -21,9 +26,51 @@ struct flock byte_of(uint64_t id, short type) {
   return range;
 }
 
+// Every LeaseLocks of the process, for the fork handler below.
+std::mutex& registry_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::set<LeaseLocks*>& registry() {
+  static std::set<LeaseLocks*> all;
+  return all;
+}
+
+// Creates the side file at `path` with the owner and permission bits of `cache_file` (as SQLite
+// does for its -wal and -shm: whoever may write the cache may lock), under a temporary name
+// linked into place, so that no process ever opens it with other bits. Quiet on failure: the
+// caller opens whatever is there.
+void create_side_file(const std::string& path, const std::string& cache_file) {
+  struct stat cache {};
+  if (stat(cache_file.c_str(), &cache) != 0) return;
+  const std::string temporary = path + "." + std::to_string(getpid()) + ".tmp";
+  const int fd = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  if (geteuid() == 0) (void)!fchown(fd, cache.st_uid, cache.st_gid);
+  (void)!fchmod(fd, cache.st_mode & 0666);
+  close(fd);
+  (void)!link(temporary.c_str(), path.c_str());  // EEXIST: another process was first
+  unlink(temporary.c_str());
+}
+
 }  // namespace
 
-std::string lease_locks_path(const std::string& cache_path) { return cache_path + "-leases"; }
+// NOTE: a child forked without exec shares the side file's open file description, and so would
+// keep the parent's locks alive after the parent died (and could drop them): it closes its copy.
+void close_lease_locks_in_child() {
+  for (LeaseLocks* locks : registry()) {
+    if (locks->fd_ >= 0) close(locks->fd_);
+    locks->fd_ = -1;
+    locks->held_.clear();
+  }
+  registry_mutex().unlock();
+}
+
+std::string lease_locks_path(const std::string& cache_file) {
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(cache_file, ec);
+  return (ec ? cache_file : real.string()) + "-leases";
+}
 
 std::string kernel_boot_id() {
   std::ifstream file("/proc/sys/kernel/random/boot_id");
@@ -32,48 +79,57 @@ std::string kernel_boot_id() {
   return id;
 }
 
-std::unique_ptr<LeaseLocks> LeaseLocks::open(const std::string& cache_path) {
-  const std::string path = lease_locks_path(cache_path);
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  const bool created = fd >= 0;
-  if (!created && errno == EEXIST) fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd < 0) return nullptr;
-  struct stat cache_file {};
-  if (created && stat(cache_path.c_str(), &cache_file) == 0) {
-    // NOTE: as SQLite does for its -wal and -shm files: whoever may write the cache may lock
-    // here, even when root created the side file.
-    if (geteuid() == 0) (void)fchown(fd, cache_file.st_uid, cache_file.st_gid);
-    (void)fchmod(fd, cache_file.st_mode & 0666);
-  }
-  return std::unique_ptr<LeaseLocks>(new LeaseLocks(fd));
+LeaseLocks::LeaseLocks(const std::string& cache_file) {
+  static std::once_flag fork_handlers;
+  std::call_once(fork_handlers, [] {
+    pthread_atfork([] { registry_mutex().lock(); }, [] { registry_mutex().unlock(); },
+                   close_lease_locks_in_child);
+  });
+  const std::string path = lease_locks_path(cache_file);
+  if (access(path.c_str(), F_OK) != 0) create_side_file(path, cache_file);
+  fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  writable_ = fd_ >= 0;
+  if (fd_ < 0) fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);  // can still see others' locks
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  registry().insert(this);
 }
 
-LeaseLocks::~LeaseLocks() { close(fd_); }
+LeaseLocks::~LeaseLocks() {
+  std::lock_guard<std::mutex> lock(registry_mutex());
+  registry().erase(this);
+  if (fd_ >= 0) close(fd_);
+}
 
-bool LeaseLocks::lock(uint64_t id) {
+bool LeaseLocks::take(uint64_t id) {
   struct flock range = byte_of(id, F_WRLCK);
-  if (fcntl(fd_, F_OFD_SETLK, &range) != 0) return false;
-  held_.insert(id);
-  return true;
+  const bool locked = can_lock() && fcntl(fd_, F_OFD_SETLK, &range) == 0;
+  held_[id] = locked;
+  return locked;
 }
 
-void LeaseLocks::unlock(uint64_t id) {
-  if (held_.erase(id) == 0) return;
-  struct flock range = byte_of(id, F_UNLCK);
-  (void)fcntl(fd_, F_OFD_SETLK, &range);
+void LeaseLocks::drop(uint64_t id) {
+  const auto lease = held_.find(id);
+  if (lease == held_.end()) return;
+  if (lease->second) {
+    struct flock range = byte_of(id, F_UNLCK);
+    (void)fcntl(fd_, F_OFD_SETLK, &range);
+  }
+  held_.erase(lease);
 }
 
-void LeaseLocks::unlock_all() {
-  struct flock everything {};
-  everything.l_type = F_UNLCK;
-  everything.l_whence = SEEK_SET;  // l_start 0, l_len 0: to the end of any file
-  (void)fcntl(fd_, F_OFD_SETLK, &everything);
+void LeaseLocks::drop_all() {
+  if (fd_ >= 0) {
+    struct flock everything {};
+    everything.l_type = F_UNLCK;
+    everything.l_whence = SEEK_SET;  // l_start 0, l_len 0: to the end of any file
+    (void)fcntl(fd_, F_OFD_SETLK, &everything);
+  }
   held_.clear();
 }
 
 std::optional<bool> LeaseLocks::held_elsewhere(uint64_t id) const {
   struct flock range = byte_of(id, F_WRLCK);
-  if (fcntl(fd_, F_OFD_GETLK, &range) != 0) return std::nullopt;
+  if (fd_ < 0 || fcntl(fd_, F_OFD_GETLK, &range) != 0) return std::nullopt;
   return range.l_type != F_UNLCK;
 }
 

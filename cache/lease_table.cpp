@@ -34,8 +34,8 @@ std::string LeaseTable::stale_reason(uint64_t id, const LeaseHolder& holder, int
   const bool locked_here = !boot_id.empty() && holder.host.size() > suffix.size() &&
                            holder.host.compare(holder.host.size() - suffix.size(), suffix.size(),
                                                suffix) == 0;
-  if (!locked_here || locks_ == nullptr || locks_->holds(id)) return "";
-  if (locks_->held_elsewhere(id) == false) {
+  if (!locked_here || locks_.holds(id)) return "";
+  if (locks_.held_elsewhere(id) == false) {
     return "its process no longer holds the lease's lock (it has exited)";
   }
   return "";
@@ -60,7 +60,7 @@ Status LeaseTable::acquire(uint64_t id, int64_t now, LeaseState* state, LeaseHol
   }
   // NOTE: a holder whose lease was taken over after the timeout may still hold the lock; this
   // lease then records none.
-  const bool locked = locks_ != nullptr && locks_->lock(id);
+  const bool locked = locks_.take(id);
   SqliteStatement take;
   SMLA_TRY(db_.prepare("INSERT OR REPLACE INTO leases (id, pid, host, started) VALUES (?, ?, ?, ?)",
                        &take));
@@ -76,24 +76,21 @@ Status LeaseTable::acquire(uint64_t id, int64_t now, LeaseState* state, LeaseHol
 // NOTE: the lock goes before the commit that deletes the row; no other process can look at the
 // lease in between, because every lease decision runs in a write transaction.
 Status LeaseTable::release(uint64_t id) {
-  if (locks_ != nullptr) locks_->unlock(id);
+  const auto lease = locks_.held().find(id);
+  const bool locked = lease != locks_.held().end() && lease->second;
+  locks_.drop(id);
   SqliteStatement remove;
-  SMLA_TRY(db_.prepare("DELETE FROM leases WHERE id = ? AND pid = ? AND host IN (?, ?)", &remove));
+  SMLA_TRY(db_.prepare("DELETE FROM leases WHERE id = ? AND pid = ? AND host = ?", &remove));
   return remove.bind(1, to_sql(id))
       .bind(2, static_cast<int64_t>(getpid()))
-      .bind(3, lease_host_name())
-      .bind(4, locked_lease_host_name())
+      .bind(3, locked ? locked_lease_host_name() : lease_host_name())
       .run();
 }
 
 Status LeaseTable::release_all() {
-  if (locks_ != nullptr) locks_->unlock_all();
-  SqliteStatement remove;
-  SMLA_TRY(db_.prepare("DELETE FROM leases WHERE pid = ? AND host IN (?, ?)", &remove));
-  return remove.bind(1, static_cast<int64_t>(getpid()))
-      .bind(2, lease_host_name())
-      .bind(3, locked_lease_host_name())
-      .run();
+  // This store's leases only: another store of this process may hold others.
+  while (!locks_.held().empty()) SMLA_TRY(release(locks_.held().begin()->first));
+  return Status::ok();
 }
 
 }  // namespace smla

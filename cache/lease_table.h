@@ -28,9 +28,8 @@ enum class LeaseState {
 
 class LeaseTable {
  public:
-  // `locks` may be null (its side file could not be opened): this process's leases then record
-  // no lock, and other holders' deaths are seen only through the timeout.
-  LeaseTable(SqliteDb& db, int timeout_s, LeaseLocks* locks)
+  // `locks` are the leases of the store this table serves (lease_locks.h).
+  LeaseTable(SqliteDb& db, int timeout_s, LeaseLocks& locks)
       : db_(db), timeout_s_(timeout_s), locks_(locks) {}
 
   // Takes the lease on `id` unless a live holder has it. `holder` is the previous holder for
@@ -40,7 +39,7 @@ class LeaseTable {
   // Deletes this process's lease on `id` and drops its lock; a lease another process has taken
   // over stays.
   Status release(uint64_t id);
-  // Deletes every lease this process holds and drops their locks (when it stops using the file).
+  // Deletes every lease this store holds and drops their locks (when it stops using the file).
   Status release_all();
 
  private:
@@ -49,7 +48,7 @@ class LeaseTable {
 
   SqliteDb& db_;
   int timeout_s_;
-  LeaseLocks* locks_;
+  LeaseLocks& locks_;
 };
 
 // This process as leases record it: the host name and, where /proc shows it, the pid

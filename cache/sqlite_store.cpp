@@ -62,8 +62,13 @@ Status SqliteCubinStore::open(const Options& options, const Logger& log,
   // In WAL mode NORMAL cannot corrupt the file; a power cut may lose the last few kernels,
   // which are recompiled.
   SMLA_TRY(db->exec("PRAGMA synchronous = NORMAL"));
-  store->reset(
-      new SqliteCubinStore(std::move(db), LeaseLocks::open(options.path), options, log));
+  auto lease_locks = std::make_unique<LeaseLocks>(options.path);
+  if (!lease_locks->can_lock()) {
+    log.warn("cache {}: cannot write {}: should this process die while compiling, others wait "
+             "for its leases' timeout ({} s)",
+             options.path, lease_locks_path(options.path), options.lease_timeout_s);
+  }
+  store->reset(new SqliteCubinStore(std::move(db), std::move(lease_locks), options, log));
   return Status::ok();
 }
 
@@ -88,7 +93,7 @@ void SqliteCubinStore::degrade_locked(const Status& why) {
 }
 
 LeaseTable SqliteCubinStore::leases_locked() {
-  return LeaseTable(*db_, options_.lease_timeout_s, lease_locks_.get());
+  return LeaseTable(*db_, options_.lease_timeout_s, *lease_locks_);
 }
 
 void SqliteCubinStore::touch_locked(uint64_t id) {

@@ -66,7 +66,7 @@ class SqliteCubinStore final : public CubinStore {
 
   mutable std::mutex mutex_;  // one connection: multi-statement transactions must not interleave
   std::unique_ptr<SqliteDb> db_;  // null once the file failed
-  std::unique_ptr<LeaseLocks> lease_locks_;  // null without the side file (lease_locks.h)
+  std::unique_ptr<LeaseLocks> lease_locks_;  // this store's leases; null once the file failed
   const Options options_;
   const Logger& log_;
   MemoryCubinStore memory_;  // used once db_ is null
