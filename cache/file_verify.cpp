@@ -1,5 +1,9 @@
 #include "cache/file_verify.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -8,9 +12,10 @@
 
 namespace smla {
 
-Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyReport* report) {
-  SMLA_TRY(KernelTable(db).verify(label_prefix, report));
-  // The blobs' checksums say nothing about the b-tree pages around them.
+namespace {
+
+// SQLite's own check of the b-tree pages; its findings go into `report`.
+Status check_pages(SqliteDb& db, const std::string& label_prefix, VerifyReport* report) {
   SqliteStatement quick_check;
   SMLA_TRY(db.prepare("PRAGMA quick_check", &quick_check));
   for (;;) {
@@ -23,60 +28,119 @@ Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyRepo
   }
 }
 
-namespace {
-
 // SQLite's verdict that the bytes are not a sound database, as opposed to an access problem.
 bool is_damage(int sqlite_code) {
   const int primary = sqlite_code & 0xff;
   return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT;
 }
 
-// A file this user may write is opened as any connection is, but query_only: SQLite's -wal and
-// -shm files then come and go as usual (a read-only connection would leave them behind, owned
-// by whoever verified). A write-protected file is opened read-only.
-Status open_without_writing(const std::string& path, int busy_timeout_ms,
-                            std::unique_ptr<SqliteDb>* db) {
-  SMLA_TRY(SqliteDb::open(path, SQLITE_OPEN_READWRITE, db));
-  (*db)->set_busy_timeout(busy_timeout_ms);
-  if (!(*db)->read_only()) SMLA_TRY((*db)->exec("PRAGMA query_only = 1"));
-  return Status::ok();
+bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+// What changes when anyone writes the file: compared before and after an immutable read.
+struct FileState {
+  ino_t inode = 0;
+  off_t size = 0;
+  int64_t modified_ns = 0;
+  bool wal = false;
+  bool journal = false;
+  bool operator==(const FileState& o) const {
+    return inode == o.inode && size == o.size && modified_ns == o.modified_ns && wal == o.wal &&
+           journal == o.journal;
+  }
+};
+
+FileState file_state(const std::string& path) {
+  FileState state;
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0) {
+    state.inode = info.st_ino;
+    state.size = info.st_size;
+    state.modified_ns = int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec;
+  }
+  state.wal = exists(path + "-wal");
+  state.journal = exists(path + "-journal");
+  return state;
 }
 
-// What a failure to read means: damage goes into the report, anything else is an error.
-Status classify(const SqliteDb& db, const Status& failure, VerifyReport* report) {
-  if (!is_damage(db.last_failure())) {
-    return error(SMLA_ERR_CACHE, "cannot read {}: {}", db.path(), failure.message());
+// The checks of an open file; a failure to read is damage or an error by SQLite's code.
+Status check_open_file(SqliteDb& db, VerifyReport* report) {
+  SchemaState state;
+  Status status = read_schema_state(db, &state);
+  const bool cache = state.version == kSchemaVersion;
+  const bool empty = state.version == 0 && !state.foreign;  // a cache nothing was written to
+  if (status && cache) status = verify_database(db, "", report);
+  // A lost or damaged meta row also looks like another program's file: pages first.
+  if (status && !cache && !empty) status = check_pages(db, "", report);
+  if (!status) {
+    if (!is_damage(db.last_failure())) {
+      return error(SMLA_ERR_CACHE, "cannot read {}: {}", db.path(), status.message());
+    }
+    report->bad.push_back("database: " + status.message());
+    return Status::ok();
   }
-  report->bad.push_back("database: " + failure.message());
+  if (cache || empty || !report->clean()) return Status::ok();
+  if (state.foreign) {
+    return error(SMLA_ERR_CACHE, "{} is an SQLite database of another program (tables, but not "
+                 "smla's)", db.path());
+  }
+  return error(SMLA_ERR_CACHE, "{} has schema version {}; this build checks version {}",
+               db.path(), state.version, kSchemaVersion);
+}
+
+// A file this user may not write (or in a directory it may not write): read without creating
+// any file. Where a writer's journal or write-ahead log holds part of the file, through them
+// (its -shm index read-only); otherwise as immutable, and a file that changed meanwhile is not
+// judged.
+Status verify_protected_file(const std::string& path, int busy_timeout_ms,
+                             VerifyReport* report) {
+  const auto in_use = [&](const std::string& file) {
+    return error(SMLA_ERR_CACHE,
+                 "{} is being written, or its writer died mid-write ({} is there); verify it "
+                 "again, or as a user who may write it (who completes the write)",
+                 path, file);
+  };
+  if (exists(path + "-journal")) return in_use(path + "-journal");
+  std::unique_ptr<SqliteDb> db;
+  struct stat wal {};
+  if (stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0) {
+    if (!exists(path + "-shm")) return in_use(path + "-wal");
+    SMLA_TRY(SqliteDb::open_with_read_only_shm(path, &db));
+    db->set_busy_timeout(busy_timeout_ms);
+    return check_open_file(*db, report);
+  }
+  const FileState before = file_state(path);
+  SMLA_TRY(SqliteDb::open_immutable(path, &db));
+  VerifyReport read;
+  Status status = check_open_file(*db, &read);
+  if (!(file_state(path) == before)) {
+    return error(SMLA_ERR_CACHE, "{} changed while it was read; verify it again", path);
+  }
+  SMLA_TRY(status);
+  report->checked += read.checked;
+  report->bad.insert(report->bad.end(), read.bad.begin(), read.bad.end());
   return Status::ok();
 }
 
 }  // namespace
 
+Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyReport* report) {
+  SMLA_TRY(KernelTable(db).verify(label_prefix, report));
+  // The blobs' checksums say nothing about the b-tree pages around them.
+  return check_pages(db, label_prefix, report);
+}
+
 Status verify_cache_file(const std::string& path, int busy_timeout_ms, VerifyReport* report) {
+  const std::string directory = std::filesystem::path(path).parent_path().string();
+  const bool writable = access(path.c_str(), W_OK) == 0 &&
+                        access(directory.empty() ? "." : directory.c_str(), W_OK) == 0;
+  if (!writable) return verify_protected_file(path, busy_timeout_ms, report);
+  // As any connection (so SQLite's -wal and -shm come and go as usual), but query_only. Like
+  // any connection it completes a dead writer's transaction (a checkpoint, a rollback).
   std::unique_ptr<SqliteDb> db;
-  SMLA_TRY(open_without_writing(path, busy_timeout_ms, &db));
-  SchemaState state;
-  Status status = read_schema_state(*db, &state);
-  const int primary = db->last_failure() & 0xff;
-  if (!status && db->read_only() && (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN)) {
-    // NOTE: a WAL file in a directory this user cannot write (SQLITE_READONLY_DIRECTORY): SQLite
-    // cannot create the -shm file its readers need. Read as immutable, as the system cache is.
-    SMLA_TRY(SqliteDb::open_immutable(path, &db));
-    status = read_schema_state(*db, &state);
-  }
-  if (!status) return classify(*db, status, report);
-  if (state.foreign) {
-    return error(SMLA_ERR_CACHE, "{} is an SQLite database of another program (tables, but not "
-                 "smla's)", path);
-  }
-  if (state.version == 0) return Status::ok();  // an empty file: a cache nothing was written to
-  if (state.version != kSchemaVersion) {
-    return error(SMLA_ERR_CACHE, "{} has schema version {}; this build checks version {}", path,
-                 state.version, kSchemaVersion);
-  }
-  status = verify_database(*db, "", report);
-  return status ? status : classify(*db, status, report);
+  SMLA_TRY(SqliteDb::open(path, SQLITE_OPEN_READWRITE, &db));
+  db->set_busy_timeout(busy_timeout_ms);
+  SMLA_TRY(db->exec("PRAGMA query_only = 1"));
+  return check_open_file(*db, report);
 }
 
 }  // namespace smla

@@ -1,6 +1,6 @@
 // Checking a cache file's integrity: every cubin against its xxh64, then SQLite's quick_check of
-// the pages around them. `smla cache verify` checks a file read-only, so that write-protected
-// and shipped caches can be checked and nothing is created, migrated or repaired.
+// the pages around them. `smla cache verify` checks a file without changing its content, so
+// that write-protected and shipped caches can be checked and nothing is migrated or repaired.
 #pragma once
 
 #include <string>
@@ -14,10 +14,11 @@ namespace smla {
 // status is a failure to read the file at all.
 Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyReport* report);
 
-// Verifies the file at `path` without changing it, waiting up to `busy_timeout_ms` behind a
-// writer. Bytes SQLite finds are not a sound database are damage (reported as such); a file
-// that cannot be read (permissions, a directory, I/O) or is not a cache of this schema version
-// is an error.
+// Verifies the file at `path` without changing its content, waiting up to `busy_timeout_ms`
+// behind a writer. Bytes SQLite finds are not a sound database are damage (reported as such); a
+// file that cannot be read (permissions, a directory, I/O, a write in progress that only a
+// writer can complete) or is not a cache of this schema version is an error. A file this user
+// may not write is read without creating any file beside it.
 Status verify_cache_file(const std::string& path, int busy_timeout_ms, VerifyReport* report);
 
 }  // namespace smla

@@ -110,7 +110,8 @@ std::vector<uint8_t> SqliteStatement::column_blob(int index) const {
   return std::vector<uint8_t>(data, data + sqlite3_column_bytes(stmt_, index));
 }
 
-Status SqliteDb::open_immutable(const std::string& path, std::unique_ptr<SqliteDb>* db) {
+Status SqliteDb::open_uri(const std::string& path, const char* parameters, int flags,
+                          std::unique_ptr<SqliteDb>* db) {
   // A URI's path is percent-encoded: the characters that would end or escape it are.
   std::string uri = "file:";
   for (const char c : path) {
@@ -120,8 +121,17 @@ Status SqliteDb::open_immutable(const std::string& path, std::unique_ptr<SqliteD
       uri += c;
     }
   }
-  uri += "?immutable=1";
-  return open_as(uri, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, db);
+  uri += "?";
+  uri += parameters;
+  return open_as(uri, path, flags | SQLITE_OPEN_URI, db);
+}
+
+Status SqliteDb::open_immutable(const std::string& path, std::unique_ptr<SqliteDb>* db) {
+  return open_uri(path, "immutable=1", SQLITE_OPEN_READONLY, db);
+}
+
+Status SqliteDb::open_with_read_only_shm(const std::string& path, std::unique_ptr<SqliteDb>* db) {
+  return open_uri(path, "readonly_shm=1", SQLITE_OPEN_READONLY, db);
 }
 
 Status SqliteDb::open(const std::string& path, int flags, std::unique_ptr<SqliteDb>* db) {

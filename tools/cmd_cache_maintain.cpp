@@ -48,8 +48,8 @@ std::unique_ptr<CubinStore> open_cache_file(const char* command, const CacheFile
   return nullptr;
 }
 
-// Read-only (cache/file_verify.h): a write-protected file is checked too, and a file that does
-// not read as a database is damage, not a missing cache.
+// Changes no content (cache/file_verify.h): a write-protected file is checked too, and a file
+// that does not read as a database is damage, not a missing cache.
 int run_verify(const CacheFileOption& cache) {
   const std::string path = existing_cache_file("verify", cache);
   if (path.empty()) return kNoUsableCache;
@@ -85,8 +85,8 @@ void add_cache_maintain_commands(CLI::App& cache, int* exit_code) {
   auto verify = std::make_shared<CacheFileOption>();
   CLI::App* c = cache.add_subcommand(
       "verify",
-      "check every cubin against its checksum and the file's pages, writing nothing (exit 1: damage "
-      "found; 2: no readable cache file of this schema version)");
+      "check every cubin against its checksum and the file's pages, changing no content (exit 1: "
+      "damage found; 2: no readable cache file of this schema version)");
   verify->add_to(*c);
   c->callback([verify, exit_code] { *exit_code = run_verify(*verify); });
 

@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "cpu/tools/cli_test_support.h"
 
@@ -115,7 +117,7 @@ TEST_F(CacheVerifyOfACache, WhatCannotBeReadIsNotDamage) {
     EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
     EXPECT_EQ(verify.out.find("bad:"), std::string::npos) << verify.out;
   }
-  {
+  if (geteuid() == 0) {  // as another user, only root's tests can make the file unreadable
     SCOPED_TRACE("a cache this user may not read");
     const std::string db = dir.file("unreadable.sqlite");
     copy_cache_to(db);
@@ -140,24 +142,102 @@ TEST_F(CacheVerifyOfACache, ReadsAWalCacheInAReadOnlyDirectory) {
   ASSERT_TRUE(std::filesystem::create_directory(shipped));
   const std::string db = shipped + "/cache.sqlite";
   copy_cache_to(db);
-  ASSERT_EQ(chmod(db.c_str(), 0444), 0);
   ASSERT_EQ(chmod(shipped.c_str(), 0555), 0);
-  const std::string before = read_file_bytes(db);
-  const CliResult verify = run_cli({"cache", "verify", "--cache", db}, {{}, /*as_nobody=*/true});
-  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
-  EXPECT_NE(verify.out.find("all clean"), std::string::npos) << verify.out;
-  EXPECT_EQ(read_file_bytes(db), before);
+  // Write-protected, and (when the tests run as root) one the verifying user may write, which
+  // SQLite still cannot open in WAL mode without creating its -shm beside it.
+  const bool root = geteuid() == 0;
+  for (const bool writable : root ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+    SCOPED_TRACE(writable ? "a file nobody may write" : "a write-protected file");
+    ASSERT_EQ(chmod(db.c_str(), writable ? 0644 : 0444), 0);
+    if (writable) ASSERT_EQ(chown(db.c_str(), 65534, 65534), 0);
+    const std::string before = read_file_bytes(db);
+    const CliResult verify = run_cli({"cache", "verify", "--cache", db}, {{}, /*as_nobody=*/true});
+    EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+    EXPECT_NE(verify.out.find("all clean"), std::string::npos) << verify.out;
+    EXPECT_EQ(read_file_bytes(db), before);
+  }
   ASSERT_EQ(chmod(shipped.c_str(), 0755), 0);  // so that the directory can be removed
 }
 
 TEST_F(CacheVerifyOfACache, LeavesNoJournalFilesBehind) {
   TempDir dir;
+  {
+    SCOPED_TRACE("a file this user may write");
+    const std::string db = dir.file("cache.sqlite");
+    copy_cache_to(db);
+    const CliResult verify = run_cli({"cache", "verify", "--cache", db});
+    EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+    EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+    EXPECT_FALSE(std::filesystem::exists(db + "-shm"));
+  }
+  {
+    // SQLite's read-only connection would leave -wal and -shm owned by the verifying user,
+    // which the owner's next write then fails on.
+    SCOPED_TRACE("a write-protected file in a directory anyone may write");
+    const std::string open_dir = dir.file("open");
+    ASSERT_TRUE(std::filesystem::create_directory(open_dir));
+    ASSERT_EQ(chmod(open_dir.c_str(), 0777), 0);
+    const std::string db = open_dir + "/cache.sqlite";
+    copy_cache_to(db);
+    ASSERT_EQ(chmod(db.c_str(), 0644), 0);
+    const CliResult verify = run_cli({"cache", "verify", "--cache", db}, {{}, /*as_nobody=*/true});
+    EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+    EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+    EXPECT_FALSE(std::filesystem::exists(db + "-shm"));
+  }
+}
+
+TEST_F(CacheVerifyOfACache, AProtectedFileIsReadThroughItsWriterLog) {
+  TempDir dir;
   const std::string db = dir.file("cache.sqlite");
   copy_cache_to(db);
-  const CliResult verify = run_cli({"cache", "verify", "--cache", db});
+  // A writer with a transaction in the write-ahead log, not yet in the file.
+  sqlite3* writer = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &writer), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(writer, "PRAGMA wal_autocheckpoint = 0; UPDATE kernels SET hits = hits + 1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  ASSERT_GT(std::filesystem::file_size(db + "-wal"), 0u);
+  for (const char* file : {"", "-wal", "-shm"}) {
+    ASSERT_EQ(chmod((db + file).c_str(), 0644), 0);
+  }
+  const CliResult verify = run_cli({"cache", "verify", "--cache", db}, {{}, /*as_nobody=*/true});
+  sqlite3_close(writer);
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
-  EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
-  EXPECT_FALSE(std::filesystem::exists(db + "-shm"));
+  EXPECT_NE(verify.out.find("all clean"), std::string::npos) << verify.out;
+}
+
+TEST_F(CacheVerifyOfACache, AProtectedFileMidWriteIsNotJudged) {
+  TempDir dir;
+  const std::string db = dir.file("cache.sqlite");
+  copy_cache_to(db);
+  sql_exec(db, "PRAGMA journal_mode = DELETE");
+  // What a writer in rollback-journal mode leaves while it writes, or when it dies mid-write:
+  // only a connection that may write can roll the file back.
+  std::ofstream(db + "-journal") << "a journal";
+  const CliResult verify = run_cli({"cache", "verify", "--cache", db}, {{}, /*as_nobody=*/true});
+  EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
+  EXPECT_NE(verify.err.find("being written"), std::string::npos) << verify.err;
+}
+
+// Damaged pages come before the verdict "not smla's": a file whose meta row is gone and whose
+// pages are damaged is damage.
+TEST_F(CacheVerifyOfACache, DamageComesBeforeTheForeignVerdict) {
+  TempDir dir;
+  const std::string db = dir.file("cache.sqlite");
+  copy_cache_to(db);
+  sql_exec(db, "PRAGMA journal_mode = DELETE; DELETE FROM meta");
+  const int64_t page_bytes = test::sql_int(db, "PRAGMA page_size");
+  const int64_t kernels_root =
+      test::sql_int(db, "SELECT rootpage FROM sqlite_master WHERE name = 'kernels'");
+  {
+    std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(static_cast<std::streamoff>((kernels_root - 1) * page_bytes));  // its header
+    for (int i = 0; i < 16; ++i) file.put(static_cast<char>(0xa5));
+  }
+  const CliResult verify = run_cli({"cache", "verify", "--cache", db});
+  EXPECT_EQ(verify.exit_code, 1) << verify.out << verify.err;
+  EXPECT_NE(verify.out.find("bad: database:"), std::string::npos) << verify.out;
 }
 
 }  // namespace
