@@ -35,36 +35,45 @@ struct Compiled {
   std::string warnings;  // what the store logged
 };
 
-// Puts a lease of `pid` on `host` (taken now) on kernel 0, then gets kernel 0 from a store that
-// waits for no timeout, only for the holder's end.
-Compiled get_despite_lease(const std::string& path, int64_t pid, const std::string& host) {
-  Logger log;
+// A store that waits for no lease timeout, only for holders' ends.
+std::unique_ptr<CubinStore> store_without_timeout(const std::string& path, const Logger& log) {
   CubinStore::Options options = options_for(path);
   options.lease_timeout_s = 2000000000;
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
   EXPECT_TRUE(store->persistent());
+  return store;
+}
+
+// A lease of `pid` on `host` on kernel 0, taken now.
+void put_lease(const std::string& path, int64_t pid, const std::string& host) {
   sql_exec(path,
            fmt::format("INSERT INTO leases (id, pid, host, started) VALUES ({}, {}, '{}', {})",
                        static_cast<int64_t>(test_entry(0).id), pid, host, std::time(nullptr)));
+}
+
+// Gets kernel 0 from `store`, which compiles it once, and says how long it took and what was
+// logged.
+Compiled timed_get(CubinStore& store) {
   std::atomic<int> calls{0};
   std::vector<uint8_t> cubin;
-  bool compiled = false;
   testing::internal::CaptureStderr();
   const auto begin = std::chrono::steady_clock::now();
-  EXPECT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
+  EXPECT_TRUE(store.get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  const std::string warnings = testing::internal::GetCapturedStderr();
-  EXPECT_TRUE(compiled);
   EXPECT_EQ(cubin, test_cubin(0));
   EXPECT_EQ(calls, 1);
-  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM leases"), 0);
-  return {seconds, warnings};
+  return {seconds, testing::internal::GetCapturedStderr()};
 }
 
 void expect_taken_over_at_once(int64_t pid, const std::string& host) {
   TempDir dir;
-  const Compiled result = get_despite_lease(dir.file("cache.sqlite"), pid, host);
+  const std::string path = dir.file("cache.sqlite");
+  Logger log;
+  std::unique_ptr<CubinStore> store = store_without_timeout(path, log);
+  put_lease(path, pid, host);
+  const Compiled result = timed_get(*store);
+  EXPECT_EQ(sql_int(path, "SELECT count(*) FROM leases"), 0);
   EXPECT_LT(result.seconds, 2.0);
   EXPECT_EQ(count_warnings(result.warnings), 1) << result.warnings;
   EXPECT_NE(result.warnings.find("no longer holds the lease's lock"), std::string::npos)
@@ -109,20 +118,6 @@ pid_t hold_lock_for_a_while(const std::string& side_file_of) {
   return holder;
 }
 
-// Gets kernel 0 from `store` and says how long it took and what was logged.
-Compiled timed_get(CubinStore& store) {
-  std::atomic<int> calls{0};
-  std::vector<uint8_t> cubin;
-  testing::internal::CaptureStderr();
-  const auto begin = std::chrono::steady_clock::now();
-  EXPECT_TRUE(store.get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin));
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  EXPECT_EQ(cubin, test_cubin(0));
-  EXPECT_EQ(calls, 1);
-  return {seconds, testing::internal::GetCapturedStderr()};
-}
-
 TEST(CubinStoreLeases, LeaseOfALiveHolderInAnotherNamespaceIsWaitedOnUntilItEnds) {
   TempDir dir;
   const std::string real_dir = dir.file("real");
@@ -132,14 +127,8 @@ TEST(CubinStoreLeases, LeaseOfALiveHolderInAnotherNamespaceIsWaitedOnUntilItEnds
     SCOPED_TRACE(store_path);
     std::filesystem::remove(real_dir + "/cache.sqlite");
     Logger log;
-    CubinStore::Options options = options_for(store_path);
-    options.lease_timeout_s = 2000000000;
-    std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
-    ASSERT_TRUE(store->persistent());
-    sql_exec(store_path,
-             fmt::format("INSERT INTO leases (id, pid, host, started) VALUES ({}, 1, '{}', {})",
-                         static_cast<int64_t>(test_entry(0).id), other_namespace_locked_host(),
-                         std::time(nullptr)));
+    std::unique_ptr<CubinStore> store = store_without_timeout(store_path, log);
+    put_lease(store_path, 1, other_namespace_locked_host());
     // The holder reaches the cache by its real path; the store, the second time, by a symbolic
     // link: both must meet in one side file.
     const pid_t holder = hold_lock_for_a_while(real_dir + "/cache.sqlite");
@@ -157,10 +146,8 @@ TEST(CubinStoreLeases, AnotherStoreOfThisProcessIsWaitedOn) {
   TempDir dir;
   const std::string path = dir.file("cache.sqlite");
   Logger log;
-  CubinStore::Options options = options_for(path);
-  options.lease_timeout_s = 2000000000;
-  std::unique_ptr<CubinStore> first = CubinStore::open(options, log);
-  std::unique_ptr<CubinStore> second = CubinStore::open(options, log);
+  std::unique_ptr<CubinStore> first = store_without_timeout(path, log);
+  std::unique_ptr<CubinStore> second = store_without_timeout(path, log);
   std::atomic<bool> compiling{false};
   std::thread holder([&] {
     std::vector<uint8_t> cubin;
@@ -218,10 +205,7 @@ TEST(CubinStoreLeases, AForkedChildDoesNotKeepADeadParentsLease) {
   kill(parent, SIGKILL);
   waitpid(parent, nullptr, 0);
   Logger log;
-  CubinStore::Options options = options_for(path);
-  options.lease_timeout_s = 2000000000;
-  std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
-  const Compiled result = timed_get(*store);
+  const Compiled result = timed_get(*store_without_timeout(path, log));
   EXPECT_LT(result.seconds, 2.0);
   EXPECT_NE(result.warnings.find("no longer holds the lease's lock"), std::string::npos)
       << result.warnings;
