@@ -34,18 +34,20 @@ bool is_damage(int sqlite_code) {
   return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT;
 }
 
-bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+// A file's size; 0 when it does not exist.
+off_t size_of(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 ? info.st_size : 0;
+}
 
-// What changes when anyone writes the file: compared before and after an immutable read.
+// What a writer changes in the file itself (a WAL writer's log beside it does not change what
+// the file holds until a checkpoint writes it back). Compared before and after an immutable read.
 struct FileState {
   ino_t inode = 0;
   off_t size = 0;
   int64_t modified_ns = 0;
-  bool wal = false;
-  bool journal = false;
   bool operator==(const FileState& o) const {
-    return inode == o.inode && size == o.size && modified_ns == o.modified_ns && wal == o.wal &&
-           journal == o.journal;
+    return inode == o.inode && size == o.size && modified_ns == o.modified_ns;
   }
 };
 
@@ -57,9 +59,18 @@ FileState file_state(const std::string& path) {
     state.size = info.st_size;
     state.modified_ns = int64_t{info.st_mtim.tv_sec} * 1000000000 + info.st_mtim.tv_nsec;
   }
-  state.wal = exists(path + "-wal");
-  state.journal = exists(path + "-journal");
   return state;
+}
+
+// Whether verify may open `path` as any connection does: this user may write the file and its
+// directory, and the file is not write-protected (root may write anything, but SQLite's -wal
+// and -shm of a 0444 file would take its bits and lock out its owner later).
+bool writable(const std::string& path) {
+  struct stat info {};
+  const std::string directory = std::filesystem::path(path).parent_path().string();
+  return stat(path.c_str(), &info) == 0 && (info.st_mode & 0222) != 0 &&
+         access(path.c_str(), W_OK) == 0 &&
+         access(directory.empty() ? "." : directory.c_str(), W_OK) == 0;
 }
 
 // The checks of an open file; a failure to read is damage or an error by SQLite's code.
@@ -87,32 +98,26 @@ Status check_open_file(SqliteDb& db, VerifyReport* report) {
                db.path(), state.version, kSchemaVersion);
 }
 
-// A file this user may not write (or in a directory it may not write): read without creating
-// any file. Where a writer's journal or write-ahead log holds part of the file, through them
-// (its -shm index read-only); otherwise as immutable, and a file that changed meanwhile is not
-// judged.
-Status verify_protected_file(const std::string& path, int busy_timeout_ms,
-                             VerifyReport* report) {
+// A file this user may not write (or in a directory it may not write), read without creating
+// any file beside it: as immutable, SQLite's only way that creates nothing. A writer's journal
+// or non-empty write-ahead log holds part of the file, which only a writer can complete or
+// apply, and a file that changed during the read is not judged either (exit 2, with why).
+Status verify_protected_file(const std::string& path, VerifyReport* report) {
   const auto in_use = [&](const std::string& file) {
     return error(SMLA_ERR_CACHE,
-                 "{} is being written, or its writer died mid-write ({} is there); verify it "
-                 "again, or as a user who may write it (who completes the write)",
+                 "{} is being written, or its writer died mid-write ({} holds part of it); verify "
+                 "it again, or as a user who may write it",
                  path, file);
   };
-  if (exists(path + "-journal")) return in_use(path + "-journal");
-  std::unique_ptr<SqliteDb> db;
-  struct stat wal {};
-  if (stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0) {
-    if (!exists(path + "-shm")) return in_use(path + "-wal");
-    SMLA_TRY(SqliteDb::open_with_read_only_shm(path, &db));
-    db->set_busy_timeout(busy_timeout_ms);
-    return check_open_file(*db, report);
+  for (const char* suffix : {"-journal", "-wal"}) {
+    if (size_of(path + suffix) > 0) return in_use(path + suffix);
   }
   const FileState before = file_state(path);
+  std::unique_ptr<SqliteDb> db;
   SMLA_TRY(SqliteDb::open_immutable(path, &db));
   VerifyReport read;
   Status status = check_open_file(*db, &read);
-  if (!(file_state(path) == before)) {
+  if (!(file_state(path) == before) || size_of(path + "-journal") > 0) {
     return error(SMLA_ERR_CACHE, "{} changed while it was read; verify it again", path);
   }
   SMLA_TRY(status);
@@ -130,14 +135,15 @@ Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyRepo
 }
 
 Status verify_cache_file(const std::string& path, int busy_timeout_ms, VerifyReport* report) {
-  const std::string directory = std::filesystem::path(path).parent_path().string();
-  const bool writable = access(path.c_str(), W_OK) == 0 &&
-                        access(directory.empty() ? "." : directory.c_str(), W_OK) == 0;
-  if (!writable) return verify_protected_file(path, busy_timeout_ms, report);
+  // The real file: its directory and the journals beside it are what SQLite uses.
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  const std::string file = ec ? path : real.string();
+  if (!writable(file)) return verify_protected_file(file, report);
   // As any connection (so SQLite's -wal and -shm come and go as usual), but query_only. Like
   // any connection it completes a dead writer's transaction (a checkpoint, a rollback).
   std::unique_ptr<SqliteDb> db;
-  SMLA_TRY(SqliteDb::open(path, SQLITE_OPEN_READWRITE, &db));
+  SMLA_TRY(SqliteDb::open(file, SQLITE_OPEN_READWRITE, &db));
   db->set_busy_timeout(busy_timeout_ms);
   SMLA_TRY(db->exec("PRAGMA query_only = 1"));
   return check_open_file(*db, report);

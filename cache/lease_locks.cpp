@@ -1,6 +1,7 @@
 #include "cache/lease_locks.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <set>
 #include <system_error>
 
@@ -26,42 +28,65 @@ struct flock byte_of(uint64_t id, short type) {
   return range;
 }
 
-// Every LeaseLocks of the process, for the fork handler below.
+// Every LeaseLocks of the process, for the fork handler below. Never destroyed: a store kept
+// in a static may outlive any other static.
 std::mutex& registry_mutex() {
-  static std::mutex mutex;
-  return mutex;
+  static auto* mutex = new std::mutex();
+  return *mutex;
 }
 std::set<LeaseLocks*>& registry() {
-  static std::set<LeaseLocks*> all;
-  return all;
+  static auto* all = new std::set<LeaseLocks*>();
+  return *all;
+}
+
+// Opens the side file, never following a link or blocking on a FIFO another user put there:
+// a regular file or nothing (-1).
+int open_side_file(const std::string& path, int access_mode) {
+  const int fd = open(path.c_str(), access_mode | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat info {};
+  if (fd >= 0 && (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 // Creates the side file at `path` with the owner and permission bits of `cache_file` (as SQLite
-// does for its -wal and -shm: whoever may write the cache may lock), under a temporary name
-// linked into place, so that no process ever opens it with other bits. Quiet on failure: the
-// caller opens whatever is there.
+// does for its -wal and -shm: whoever may write the cache may lock), under a random temporary
+// name linked into place, so that no process ever opens it with other bits. Quiet on failure:
+// the caller opens whatever is there.
 void create_side_file(const std::string& path, const std::string& cache_file) {
   struct stat cache {};
   if (stat(cache_file.c_str(), &cache) != 0) return;
-  const std::string temporary = path + "." + std::to_string(getpid()) + ".tmp";
+  const auto set_owner_and_mode = [&](int fd) {
+    if (geteuid() == 0) (void)!fchown(fd, cache.st_uid, cache.st_gid);
+    (void)!fchmod(fd, cache.st_mode & 0666);
+    close(fd);
+  };
+  std::random_device random;
+  const std::string temporary =
+      fmt::format("{}.{:08x}{:08x}.tmp", path, random(), random());  // pids repeat across containers
   const int fd = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return;
-  if (geteuid() == 0) (void)!fchown(fd, cache.st_uid, cache.st_gid);
-  (void)!fchmod(fd, cache.st_mode & 0666);
-  close(fd);
-  (void)!link(temporary.c_str(), path.c_str());  // EEXIST: another process was first
+  set_owner_and_mode(fd);
+  const bool linked = link(temporary.c_str(), path.c_str()) == 0;
+  const int link_error = errno;
   unlink(temporary.c_str());
+  if (linked || link_error == EEXIST) return;  // EEXIST: another process was first
+  // A file system without hard links: created in place, its bits set a moment later.
+  const int in_place = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (in_place >= 0) set_owner_and_mode(in_place);
 }
 
 }  // namespace
 
 // NOTE: a child forked without exec shares the side file's open file description, and so would
 // keep the parent's locks alive after the parent died (and could drop them): it closes its copy.
+// Only the descriptor: another thread may have been changing held_ at the fork.
 void close_lease_locks_in_child() {
   for (LeaseLocks* locks : registry()) {
     if (locks->fd_ >= 0) close(locks->fd_);
     locks->fd_ = -1;
-    locks->held_.clear();
   }
   registry_mutex().unlock();
 }
@@ -87,10 +112,11 @@ LeaseLocks::LeaseLocks(const std::string& cache_file) {
   });
   const std::string path = lease_locks_path(cache_file);
   if (access(path.c_str(), F_OK) != 0) create_side_file(path, cache_file);
-  fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC);
-  writable_ = fd_ >= 0;
-  if (fd_ < 0) fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);  // can still see others' locks
+  // Opened under the registry's lock, so that a fork meanwhile finds the descriptor registered.
   std::lock_guard<std::mutex> lock(registry_mutex());
+  fd_ = open_side_file(path, O_RDWR);
+  writable_ = fd_ >= 0;
+  if (fd_ < 0) fd_ = open_side_file(path, O_RDONLY);  // can still see others' locks
   registry().insert(this);
 }
 

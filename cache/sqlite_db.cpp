@@ -110,28 +110,20 @@ std::vector<uint8_t> SqliteStatement::column_blob(int index) const {
   return std::vector<uint8_t>(data, data + sqlite3_column_bytes(stmt_, index));
 }
 
-Status SqliteDb::open_uri(const std::string& path, const char* parameters, int flags,
-                          std::unique_ptr<SqliteDb>* db) {
-  // A URI's path is percent-encoded: the characters that would end or escape it are.
+Status SqliteDb::open_immutable(const std::string& path, std::unique_ptr<SqliteDb>* db) {
+  // A URI's path is percent-encoded: the characters that would end or escape it are. Leading
+  // slashes become one ("file://x" would name the host x).
   std::string uri = "file:";
-  for (const char c : path) {
+  const size_t first = path.size() > 1 && path[0] == '/' ? path.find_first_not_of('/') - 1 : 0;
+  for (const char c : path.substr(std::min(first, path.size()))) {
     if (c == '%' || c == '?' || c == '#') {
       uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
     } else {
       uri += c;
     }
   }
-  uri += "?";
-  uri += parameters;
-  return open_as(uri, path, flags | SQLITE_OPEN_URI, db);
-}
-
-Status SqliteDb::open_immutable(const std::string& path, std::unique_ptr<SqliteDb>* db) {
-  return open_uri(path, "immutable=1", SQLITE_OPEN_READONLY, db);
-}
-
-Status SqliteDb::open_with_read_only_shm(const std::string& path, std::unique_ptr<SqliteDb>* db) {
-  return open_uri(path, "readonly_shm=1", SQLITE_OPEN_READONLY, db);
+  uri += "?immutable=1";
+  return open_as(uri, path, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, db);
 }
 
 Status SqliteDb::open(const std::string& path, int flags, std::unique_ptr<SqliteDb>* db) {

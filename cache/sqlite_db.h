@@ -60,9 +60,6 @@ class SqliteDb {
   // no lock, no -wal or -shm file, so it reads from a read-only directory whatever its journal
   // mode.
   static Status open_immutable(const std::string& path, std::unique_ptr<SqliteDb>* db);
-  // Opens `path` read-only, reading a WAL file's index from a -shm file it need not be able to
-  // write (SQLite's `readonly_shm`). Creates nothing where the -wal and -shm files exist.
-  static Status open_with_read_only_shm(const std::string& path, std::unique_ptr<SqliteDb>* db);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -91,9 +88,6 @@ class SqliteDb {
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   // Records `rc` as the last failure and describes it, naming the statement `what`.
   Status fail(int rc, const char* what);
-  // Opens `path` as a URI with the query `parameters` ("immutable=1").
-  static Status open_uri(const std::string& path, const char* parameters, int flags,
-                         std::unique_ptr<SqliteDb>* db);
   // Opens `name` (a path or a URI) as the database of `path`.
   static Status open_as(const std::string& name, const std::string& path, int flags,
                         std::unique_ptr<SqliteDb>* db);

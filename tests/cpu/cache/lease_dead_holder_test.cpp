@@ -241,14 +241,18 @@ TEST(CubinStoreLeases, TheLockFileTakesTheCacheFilesOwnerAndMode) {
   { std::ofstream touch(path); }
   ASSERT_EQ(chmod(path.c_str(), 0660), 0);
   const bool root = geteuid() == 0;
-  if (root) ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
+  if (root) {
+    ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0);
+  }
   Logger log;
   std::unique_ptr<CubinStore> store = CubinStore::open(options_for(path), log);
   ASSERT_TRUE(store->persistent());
   struct stat side_file {};
   ASSERT_EQ(stat(lease_locks_path(path).c_str(), &side_file), 0);
   EXPECT_EQ(side_file.st_mode & 0777, 0660u);
-  if (root) EXPECT_EQ(side_file.st_uid, 65534u);
+  if (root) {
+    EXPECT_EQ(side_file.st_uid, 65534u);
+  }
 }
 
 // Without write access to the side file a store still works, with one warning; its leases record
@@ -276,6 +280,29 @@ TEST(CubinStoreLeases, WithoutTheLockFileLeasesRecordNoLock) {
   ASSERT_TRUE(store->get_or_compile(test_entry(0), compile, &cubin));
   EXPECT_EQ(host_while_compiling, lease_host_name());
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM leases"), 0);
+}
+
+// Another user's FIFO or link in the side file's place (a shared directory) is not opened: the
+// store neither blocks on it nor locks through it.
+TEST(CubinStoreLeases, AFifoOrLinkForTheLockFileIsNotOpened) {
+  TempDir dir;
+  for (const bool fifo : {true, false}) {
+    SCOPED_TRACE(fifo ? "a FIFO" : "a symbolic link");
+    const std::string path = dir.file(fifo ? "fifo.sqlite" : "link.sqlite");
+    { std::ofstream touch(path); }
+    if (fifo) {
+      ASSERT_EQ(mkfifo(lease_locks_path(path).c_str(), 0644), 0);
+    } else {
+      { std::ofstream touch(dir.file("elsewhere")); }
+      std::filesystem::create_symlink(dir.file("elsewhere"), lease_locks_path(path));
+    }
+    Logger log;
+    testing::internal::CaptureStderr();
+    std::unique_ptr<CubinStore> store = CubinStore::open(options_for(path), log);
+    const std::string warnings = testing::internal::GetCapturedStderr();
+    EXPECT_TRUE(store->persistent());
+    EXPECT_NE(warnings.find("-leases"), std::string::npos) << warnings;
+  }
 }
 
 }  // namespace
