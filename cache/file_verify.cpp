@@ -100,13 +100,16 @@ Status check_open_file(SqliteDb& db, VerifyReport* report) {
 
 // A file this user may not write (or in a directory it may not write), read without creating
 // any file beside it: as immutable, SQLite's only way that creates nothing. A writer's journal
-// or non-empty write-ahead log holds part of the file, which only a writer can complete or
-// apply, and a file that changed during the read is not judged either (exit 2, with why).
+// or non-empty write-ahead log may hold part of the file, which only a writer can complete or
+// apply (SQLite keeps a log until the last connection closes, so this includes a file that a
+// process which wrote it holds open), and a file that changed during the read is not judged
+// either (exit 2, with why).
 Status verify_protected_file(const std::string& path, VerifyReport* report) {
   const auto in_use = [&](const std::string& file) {
     return error(SMLA_ERR_CACHE,
-                 "{} is being written, or its writer died mid-write ({} holds part of it); verify "
-                 "it again, or as a user who may write it",
+                 "{} is being written, held open by a process that wrote it, or left by a "
+                 "writer that died ({} may hold part of it, which only a writer can apply); "
+                 "verify it as a user who may write it, or when no process has it open",
                  path, file);
   };
   for (const char* suffix : {"-journal", "-wal"}) {
@@ -117,7 +120,8 @@ Status verify_protected_file(const std::string& path, VerifyReport* report) {
   SMLA_TRY(SqliteDb::open_immutable(path, &db));
   VerifyReport read;
   Status status = check_open_file(*db, &read);
-  if (!(file_state(path) == before) || size_of(path + "-journal") > 0) {
+  if (!(file_state(path) == before) || size_of(path + "-journal") > 0 ||
+      size_of(path + "-wal") > 0) {
     return error(SMLA_ERR_CACHE, "{} changed while it was read; verify it again", path);
   }
   SMLA_TRY(status);
