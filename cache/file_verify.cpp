@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "cache/file_size.h"
 #include "cache/kernel_table.h"
 #include "cache/schema.h"
 
@@ -32,12 +33,6 @@ Status check_pages(SqliteDb& db, const std::string& label_prefix, VerifyReport* 
 bool is_damage(int sqlite_code) {
   const int primary = sqlite_code & 0xff;
   return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT;
-}
-
-// A file's size; 0 when it does not exist.
-off_t size_of(const std::string& path) {
-  struct stat info {};
-  return stat(path.c_str(), &info) == 0 ? info.st_size : 0;
 }
 
 // What a writer changes in the file itself (a WAL writer's log beside it does not change what
@@ -113,15 +108,15 @@ Status verify_protected_file(const std::string& path, VerifyReport* report) {
                  path, file);
   };
   for (const char* suffix : {"-journal", "-wal"}) {
-    if (size_of(path + suffix) > 0) return in_use(path + suffix);
+    if (file_size_or_zero(path + suffix) > 0) return in_use(path + suffix);
   }
   const FileState before = file_state(path);
   std::unique_ptr<SqliteDb> db;
   SMLA_TRY(SqliteDb::open_immutable(path, &db));
   VerifyReport read;
   Status status = check_open_file(*db, &read);
-  if (!(file_state(path) == before) || size_of(path + "-journal") > 0 ||
-      size_of(path + "-wal") > 0) {
+  if (!(file_state(path) == before) || file_size_or_zero(path + "-journal") > 0 ||
+      file_size_or_zero(path + "-wal") > 0) {
     return error(SMLA_ERR_CACHE, "{} changed while it was read; verify it again", path);
   }
   SMLA_TRY(status);

@@ -114,8 +114,8 @@ Status SqliteDb::open_immutable(const std::string& path, std::unique_ptr<SqliteD
   // A URI's path is percent-encoded: the characters that would end or escape it are. Leading
   // slashes become one ("file://x" would name the host x).
   std::string uri = "file:";
-  const size_t first = path.size() > 1 && path[0] == '/' ? path.find_first_not_of('/') - 1 : 0;
-  for (const char c : path.substr(std::min(first, path.size()))) {
+  const size_t slashes = std::min(path.find_first_not_of('/'), path.size());
+  for (const char c : slashes > 1 ? path.substr(slashes - 1) : path) {
     if (c == '%' || c == '?' || c == '#') {
       uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
     } else {

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "cache/file_size.h"
 #include "cache/file_verify.h"
 #include "cache/kernel_table.h"
 #include "cache/schema.h"
@@ -24,12 +25,6 @@ int64_t unix_now() { return static_cast<int64_t>(std::time(nullptr)); }
 constexpr int kTouchBusyTimeoutMs = 10;
 // Giving up the file should not stall as long as the failure that caused it may have.
 constexpr int kDegradeBusyTimeoutMs = 1000;
-
-int64_t file_size_or_zero(const std::string& path) {
-  std::error_code ec;
-  auto size = std::filesystem::file_size(path, ec);
-  return ec ? 0 : static_cast<int64_t>(size);
-}
 
 // A CompileFn that hands over a cubin compiled already (to keep it in memory after a failure).
 CompileFn provide(std::vector<uint8_t> cubin, double compile_ms) {

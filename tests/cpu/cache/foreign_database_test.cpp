@@ -11,12 +11,17 @@
 namespace smla::cache_test {
 namespace {
 
+// Another program's database at `path`: one table, one row, after the `pragmas`.
+void write_notes_database(const std::string& path, const std::string& pragmas = "") {
+  sql_exec(path, pragmas +
+                     "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);"
+                     "INSERT INTO notes (text) VALUES ('keep me');");
+}
+
 TEST(CubinStoreForeignDatabase, IsLeftUntouchedAndTheStoreIsMemoryOnly) {
   TempDir dir;
   const std::string path = dir.file("notes.db");
-  sql_exec(path,
-           "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);"
-           "INSERT INTO notes (text) VALUES ('keep me');");
+  write_notes_database(path);
   const std::string before = read_file_bytes(path);
 
   Logger log;
@@ -41,10 +46,7 @@ TEST(CubinStoreForeignDatabase, IsLeftUntouchedAndTheStoreIsMemoryOnly) {
 TEST(CubinStoreForeignDatabase, OneThatVacuumsKeepsItsMode) {
   TempDir dir;
   const std::string path = dir.file("notes.db");
-  sql_exec(path,
-           "PRAGMA auto_vacuum = FULL;"
-           "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT);"
-           "INSERT INTO notes (text) VALUES ('keep me');");
+  write_notes_database(path, "PRAGMA auto_vacuum = FULL;");
   const std::string before = read_file_bytes(path);
   Logger log;
   testing::internal::CaptureStderr();

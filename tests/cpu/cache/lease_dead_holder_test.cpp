@@ -66,6 +66,25 @@ Compiled timed_get(CubinStore& store) {
   return {seconds, testing::internal::GetCapturedStderr()};
 }
 
+// What the store logs when it takes over the lease of a holder that died.
+void expect_taken_over_from_the_dead(const Compiled& result) {
+  EXPECT_NE(result.warnings.find("no longer holds the lease's lock"), std::string::npos)
+      << result.warnings;
+}
+
+// Compiles kernel 0, noting first the lease row's host and, with `held`, whether another open
+// of the side file sees the lease's lock.
+CompileFn compile_noting_lease(const std::string& path, std::string* host,
+                               std::optional<bool>* held = nullptr) {
+  return [path, host, held](std::vector<uint8_t>* cubin, double* compile_ms) {
+    *host = test::sql_text(path, "SELECT host FROM leases");
+    if (held != nullptr) *held = LeaseLocks(path).held_elsewhere(test_entry(0).id);
+    *cubin = test_cubin(0);
+    *compile_ms = 1;
+    return Status::ok();
+  };
+}
+
 void expect_taken_over_at_once(int64_t pid, const std::string& host) {
   TempDir dir;
   const std::string path = dir.file("cache.sqlite");
@@ -76,8 +95,7 @@ void expect_taken_over_at_once(int64_t pid, const std::string& host) {
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM leases"), 0);
   EXPECT_LT(result.seconds, 2.0);
   EXPECT_EQ(count_warnings(result.warnings), 1) << result.warnings;
-  EXPECT_NE(result.warnings.find("no longer holds the lease's lock"), std::string::npos)
-      << result.warnings;
+  expect_taken_over_from_the_dead(result);
 }
 
 TEST(CubinStoreLeases, LeaseOfADeadHolderIsTakenOverAtOnce) {
@@ -136,8 +154,7 @@ TEST(CubinStoreLeases, LeaseOfALiveHolderInAnotherNamespaceIsWaitedOnUntilItEnds
     waitpid(holder, nullptr, 0);
     EXPECT_GT(result.seconds, 1.0);
     EXPECT_LT(result.seconds, 10.0);
-    EXPECT_NE(result.warnings.find("no longer holds the lease's lock"), std::string::npos)
-        << result.warnings;
+    expect_taken_over_from_the_dead(result);
   }
 }
 
@@ -207,8 +224,7 @@ TEST(CubinStoreLeases, AForkedChildDoesNotKeepADeadParentsLease) {
   Logger log;
   const Compiled result = timed_get(*store_without_timeout(path, log));
   EXPECT_LT(result.seconds, 2.0);
-  EXPECT_NE(result.warnings.find("no longer holds the lease's lock"), std::string::npos)
-      << result.warnings;
+  expect_taken_over_from_the_dead(result);
 }
 
 // While compiling, the store's lease names this kernel and its lock is held.
@@ -219,15 +235,10 @@ TEST(CubinStoreLeases, AHolderLocksItsLease) {
   std::unique_ptr<CubinStore> store = CubinStore::open(options_for(path), log);
   std::string host_while_compiling;
   std::optional<bool> held_while_compiling;
-  CompileFn compile = [&](std::vector<uint8_t>* cubin, double* compile_ms) {
-    host_while_compiling = test::sql_text(path, "SELECT host FROM leases");
-    held_while_compiling = LeaseLocks(path).held_elsewhere(test_entry(0).id);
-    *cubin = test_cubin(0);
-    *compile_ms = 1;
-    return Status::ok();
-  };
   std::vector<uint8_t> cubin;
-  ASSERT_TRUE(store->get_or_compile(test_entry(0), compile, &cubin));
+  ASSERT_TRUE(store->get_or_compile(
+      test_entry(0), compile_noting_lease(path, &host_while_compiling, &held_while_compiling),
+      &cubin));
   EXPECT_EQ(host_while_compiling, locked_lease_host_name());
   EXPECT_EQ(held_while_compiling, std::optional<bool>(true));
   EXPECT_EQ(LeaseLocks(path).held_elsewhere(test_entry(0).id), std::optional<bool>(false));
@@ -270,14 +281,9 @@ TEST(CubinStoreLeases, WithoutTheLockFileLeasesRecordNoLock) {
   EXPECT_EQ(count_warnings(warnings), 1) << warnings;
   EXPECT_NE(warnings.find("-leases"), std::string::npos) << warnings;
   std::string host_while_compiling;
-  CompileFn compile = [&](std::vector<uint8_t>* cubin, double* compile_ms) {
-    host_while_compiling = test::sql_text(path, "SELECT host FROM leases");
-    *cubin = test_cubin(0);
-    *compile_ms = 1;
-    return Status::ok();
-  };
   std::vector<uint8_t> cubin;
-  ASSERT_TRUE(store->get_or_compile(test_entry(0), compile, &cubin));
+  ASSERT_TRUE(
+      store->get_or_compile(test_entry(0), compile_noting_lease(path, &host_while_compiling), &cubin));
   EXPECT_EQ(host_while_compiling, lease_host_name());
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM leases"), 0);
 }
