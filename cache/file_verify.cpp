@@ -72,17 +72,22 @@ bool writable(const std::string& path) {
 Status check_open_file(SqliteDb& db, VerifyReport* report) {
   SchemaState state;
   Status status = read_schema_state(db, &state);
-  const bool cache = state.version == kSchemaVersion;
-  const bool empty = state.version == 0 && !state.foreign;  // a cache nothing was written to
-  if (status && cache) status = verify_database(db, "", report);
-  // A lost or damaged meta row also looks like another program's file: pages first.
-  if (status && !cache && !empty) status = check_pages(db, "", report);
+  const bool cache = status && state.version == kSchemaVersion;
+  const bool empty = status && state.version == 0 && !state.foreign;  // nothing written yet
+  if (cache) status = verify_database(db, "", report);
+  // A lost or damaged meta row also looks like another program's file or a version that is
+  // none: pages first (unless SQLite already found damage).
+  if (!cache && !empty && (status || !is_damage(db.last_failure()))) {
+    const Status pages = check_pages(db, "", report);
+    if (status) status = pages;
+  }
   if (!status) {
-    if (!is_damage(db.last_failure())) {
-      return error(SMLA_ERR_CACHE, "cannot read {}: {}", db.path(), status.message());
+    if (is_damage(db.last_failure())) {
+      report->bad.push_back("database: " + status.message());
+      return Status::ok();
     }
-    report->bad.push_back("database: " + status.message());
-    return Status::ok();
+    if (!report->clean()) return Status::ok();  // the damaged pages explain what failed
+    return error(SMLA_ERR_CACHE, "cannot read {}: {}", db.path(), status.message());
   }
   if (cache || empty || !report->clean()) return Status::ok();
   if (state.foreign) {

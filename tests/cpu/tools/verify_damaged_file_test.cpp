@@ -231,24 +231,42 @@ TEST_F(CacheVerifyOfACache, AProtectedFileMidWriteIsNotJudged) {
   }
 }
 
-// Damaged pages come before the verdict "not smla's": a file whose meta row is gone and whose
-// pages are damaged is damage.
-TEST_F(CacheVerifyOfACache, DamageComesBeforeTheForeignVerdict) {
-  TempDir dir;
-  const std::string db = dir.file("cache.sqlite");
-  copy_cache_to(db);
-  sql_exec(db, "PRAGMA journal_mode = DELETE; DELETE FROM meta");
+// Overwrites the header of the kernels table's root page.
+void damage_kernels_page(const std::string& db) {
   const int64_t page_bytes = test::sql_int(db, "PRAGMA page_size");
   const int64_t kernels_root =
       test::sql_int(db, "SELECT rootpage FROM sqlite_master WHERE name = 'kernels'");
-  {
-    std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
-    file.seekp(static_cast<std::streamoff>((kernels_root - 1) * page_bytes));  // its header
-    for (int i = 0; i < 16; ++i) file.put(static_cast<char>(0xa5));
+  std::fstream file(db, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(static_cast<std::streamoff>((kernels_root - 1) * page_bytes));
+  for (int i = 0; i < 16; ++i) file.put(static_cast<char>(0xa5));
+}
+
+// Damaged pages come before the verdicts "not smla's" and "not a schema version": a file whose
+// meta row is gone or garbled and whose pages are damaged is damage.
+TEST_F(CacheVerifyOfACache, DamageComesBeforeTheForeignVerdict) {
+  for (const char* garble_meta :
+       {"DELETE FROM meta", "UPDATE meta SET value = 'x1' WHERE name = 'schema_version'"}) {
+    SCOPED_TRACE(garble_meta);
+    TempDir dir;
+    const std::string db = dir.file("cache.sqlite");
+    copy_cache_to(db);
+    sql_exec(db, std::string("PRAGMA journal_mode = DELETE; ") + garble_meta);
+    damage_kernels_page(db);
+    const CliResult verify = run_cli({"cache", "verify", "--cache", db});
+    EXPECT_EQ(verify.exit_code, 1) << verify.out << verify.err;
+    EXPECT_NE(verify.out.find("bad: database:"), std::string::npos) << verify.out;
   }
+}
+
+// Without damage, a schema version that is not a number is no cache this build can check.
+TEST_F(CacheVerifyOfACache, AGarbledSchemaVersionIsNoCache) {
+  TempDir dir;
+  const std::string db = dir.file("cache.sqlite");
+  copy_cache_to(db);
+  sql_exec(db, "UPDATE meta SET value = 'x1' WHERE name = 'schema_version'");
   const CliResult verify = run_cli({"cache", "verify", "--cache", db});
-  EXPECT_EQ(verify.exit_code, 1) << verify.out << verify.err;
-  EXPECT_NE(verify.out.find("bad: database:"), std::string::npos) << verify.out;
+  EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
+  EXPECT_NE(verify.err.find("'x1' is not a schema version"), std::string::npos) << verify.err;
 }
 
 }  // namespace
