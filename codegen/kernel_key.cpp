@@ -97,9 +97,16 @@ std::string KernelKey::text() const {
       tile.text());
 }
 
+// A row's most tiles: two sources of the widest index tables, in 32-entry tiles.
+constexpr int kMaxSegmentTiles = 2 * SMLA_MAX_WIDTH / 32;
+
 std::string KernelKey::unsupported_tile() const {
   const TileConfig& t = tile;
   if (t.tile_entries != 32 && t.tile_entries != 64) return "tile entries must be 32 or 64";
+  // Before anything computes the geometry, which divides by it.
+  if (t.segment_tiles < 1 || t.segment_tiles > kMaxSegmentTiles) {
+    return fmt::format("segment tiles must be in [1, {}]", kMaxSegmentTiles);
+  }
   if (t.mma == MmaPath::kWgmma) {
     if (!arch.empty() && arch != "sm_90a") return "wgmma runs on sm_90a only";
     if (layout == SMLA_KV_BF16) return "wgmma takes the fp8 layouts only";
@@ -128,7 +135,6 @@ std::string KernelKey::unsupported_tile() const {
     }
   }
   if (t.stages < 2 || t.stages > 8) return "stages must be in [2, 8]";
-  if (t.segment_tiles < 1) return "segment tiles must be >= 1";
   if (t.min_blocks_per_sm < 1 || t.min_blocks_per_sm > 4) return "CTAs per SM must be in [1, 4]";
   const int smem = geometry().smem_bytes;
   if (smem * t.min_blocks_per_sm > 228 * 1024 - 1024 * t.min_blocks_per_sm) {

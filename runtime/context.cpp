@@ -216,7 +216,8 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   const KernelKey key = KernelKey::decode(arch_, problem, tiles.tile);
   const std::string unsupported = key.unsupported_tile();
   if (!unsupported.empty()) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "tile {}: {}", tiles.tile.text(), unsupported);
+    return error(SMLA_ERR_INVALID_ARGUMENT, "{}tile {}: {}", tiles.forced ? "SMLA_TILE: " : "",
+                 tiles.tile.text(), unsupported);
   }
   std::vector<KernelPair> tuned_pairs;
   const std::vector<TunedTile> tuned = load_tuned(problem, tiles, allow_compile, &tuned_pairs);

@@ -28,6 +28,13 @@ TEST(UsableTunedTile, WhyEachRowIsRefused) {
   EXPECT_FALSE(usable_tuned_tile("sm_90a", kProblem, true, wgmma, &why));
   EXPECT_NE(why.find("bits"), std::string::npos) << why;
   EXPECT_EQ(usable_tuned_tile("sm_90a", kProblem, false, wgmma, &why)->text(), wgmma);
+  // A row of a damaged or crafted file: refused, not divided by.
+  for (int segment_tiles : {0, 2147483647}) {
+    TileConfig odd = *TileConfig::parse(wgmma);
+    odd.segment_tiles = segment_tiles;
+    EXPECT_FALSE(usable_tuned_tile("sm_90a", kProblem, false, odd.text(), &why)) << odd.text();
+    EXPECT_NE(why.find("segment tiles"), std::string::npos) << why;
+  }
 
   TileConfig narrower = base;
   narrower.heads_per_cta = 16;

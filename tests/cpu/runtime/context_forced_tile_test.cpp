@@ -61,12 +61,10 @@ TEST_F(ContextForcedTile, MalformedTextIsInvalidArgument) {
   }
 }
 
-// BUG (runtime/context.cpp, Context::prepare_locked): SMLA_TILE is checked only for its
-// spelling (TileConfig::parse), not for values the kernel family supports. A zero
-// heads_per_cta, tile_entries or segment_tiles divides by zero on the host (DecodeScheduler's
-// constructor, decode_geometry) and kills the process with SIGFPE; other unsupported values
-// reach NVRTC and fail a template static_assert as SMLA_ERR_COMPILE. Each case runs in a child
-// process so that a crash fails this test only.
+// Values the kernel family does not support are SMLA_ERR_INVALID_ARGUMENT naming SMLA_TILE,
+// checked before anything divides by them (zero heads per CTA, tile entries or segment tiles
+// once killed the process with SIGFPE, a huge segment overflowed) and before NVRTC's
+// static_asserts. Each case runs in a child process so that a crash fails this test only.
 TEST_F(ContextForcedTile, UnsupportedValuesAreInvalidArgument) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   for (const char* bad :
@@ -76,10 +74,17 @@ TEST_F(ContextForcedTile, UnsupportedValuesAreInvalidArgument) {
         "hg-16.w8.te32.st2.seg4.mb2.mma_sync", "hg24.w8.te32.st2.seg4.mb2.mma_sync",
         "hg16.w3.te32.st2.seg4.mb2.mma_sync", "hg16.w8.te40.st2.seg4.mb2.mma_sync",
         "hg8.w8.te64.st2.seg2.mb1.mma_sync_hm", "hg32.w16.te64.st2.seg2.mb1.mma_sync_hm",
-        "hg32.w16.te128.st2.seg1.mb1.mma_sync_hm", "hg16.w4.te32.st2.seg4.mb1.mma_sync_hm"}) {
+        "hg32.w16.te128.st2.seg1.mb1.mma_sync_hm", "hg16.w4.te32.st2.seg4.mb1.mma_sync_hm",
+        "hg64.w8.te64.st2.seg0.mb1.wgmma", "hg16.w8.te32.st2.seg2147483647.mb1.mma_sync",
+        "hg16.w8.te32.st2.seg4097.mb1.mma_sync"}) {
     SCOPED_TRACE(std::string("SMLA_TILE=") + bad);
-    EXPECT_EXIT(std::_Exit(prepare_with_tile(bad).status),
-                ::testing::ExitedWithCode(SMLA_ERR_INVALID_ARGUMENT), "");
+    EXPECT_EXIT(
+        {
+          const Prepared prepared = prepare_with_tile(bad);
+          const bool named = prepared.message.find("SMLA_TILE") != std::string::npos;
+          std::_Exit(named ? prepared.status : SMLA_ERR_INTERNAL);
+        },
+        ::testing::ExitedWithCode(SMLA_ERR_INVALID_ARGUMENT), "");
   }
 }
 
