@@ -1,5 +1,7 @@
 #include "cache/sqlite_db.h"
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -137,6 +139,12 @@ Status SqliteDb::open(const std::string& path, int flags, std::unique_ptr<Sqlite
 
 Status SqliteDb::open_as(const std::string& name, const std::string& path, int flags,
                          std::unique_ptr<SqliteDb>* db) {
+  // NOTE: SQLite opens whatever the name is: a read-only open of a FIFO waits for a writer
+  // forever, and a device such as /dev/null gets a journal created beside it.
+  struct stat info {};
+  if (stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
+    return error(SMLA_ERR_CACHE, "{} is not a regular file", path);
+  }
   sqlite3* handle = nullptr;
   int rc = sqlite3_open_v2(name.c_str(), &handle, flags, nullptr);
   if (rc != SQLITE_OK) {

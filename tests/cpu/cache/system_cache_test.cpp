@@ -2,6 +2,8 @@
 // kernels, not their hits, not even a side file next to it.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <set>
@@ -163,6 +165,35 @@ TEST(CubinStoreSystemCache, MissingSystemCacheWarnsOnceAndTheUserCacheWorks) {
   EXPECT_TRUE(store->persistent());
   EXPECT_EQ(calls, 1);
   EXPECT_FALSE(std::filesystem::exists(options.system_path));  // read-only: never created
+}
+
+// A system cache path naming a FIFO is no cache either: one warning, not a wait forever for a
+// writer (a read-only open of a FIFO blocks). Run in a child that an alarm ends.
+TEST(CubinStoreSystemCache, AFifoIsNoSystemCache) {
+  TempDir dir;
+  const std::string fifo = dir.file("system.sqlite");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0444), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);
+    Logger log;
+    CubinStore::Options options = options_for(dir.file("user.sqlite"));
+    options.system_path = fifo;
+    testing::internal::CaptureStderr();
+    std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+    std::atomic<int> calls{0};
+    std::vector<uint8_t> cubin;
+    const bool compiled =
+        store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin) && calls == 1;
+    const std::string warnings = testing::internal::GetCapturedStderr();
+    const bool warned = count_warnings(warnings) == 1 &&
+                        warnings.find("not a regular file") != std::string::npos;
+    _exit(compiled && warned && store->persistent() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
 }
 
 }  // namespace

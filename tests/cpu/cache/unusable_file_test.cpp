@@ -1,6 +1,7 @@
-// A path that is not an smla cache (not a database, a directory, a database of another program)
-// degrades to memory-only with one warning and is left exactly as it was.
+// A path that is not an smla cache (not a database, a directory, a FIFO, a database of another
+// program) degrades to memory-only with one warning and is left exactly as it was.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,12 @@ TEST(CubinStoreUnusableFile, DegradesToMemoryWithOneWarning) {
     SCOPED_TRACE("a directory");
     std::string path = dir.file("directory.sqlite");
     std::filesystem::create_directory(path);
+    check_degrades_and_leaves(path);
+  }
+  {
+    SCOPED_TRACE("a FIFO");
+    std::string path = dir.file("fifo.sqlite");
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
     check_degrades_and_leaves(path);
   }
   {

@@ -50,6 +50,7 @@ std::string make_temp_file(const char* what) {
     std::fprintf(stderr, "child: cannot become nobody\n");
     _exit(126);
   }
+  if (options.timeout_s > 0) alarm(options.timeout_s);  // kept across exec
   std::vector<char*> argv;
   std::string program = SMLA_CLI_PATH;
   argv.push_back(program.data());

@@ -26,6 +26,7 @@ struct CliOptions {
   // does not leak into what a test asserts.
   std::vector<std::pair<std::string, std::string>> env;
   bool as_nobody = false;  // become uid/gid 65534 when running as root
+  int timeout_s = 0;       // > 0: SIGALRM ends the command after that long (for what could hang)
 };
 
 struct CliResult {

@@ -117,6 +117,17 @@ TEST_F(CacheVerifyOfACache, WhatCannotBeReadIsNotDamage) {
     EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
     EXPECT_EQ(verify.out.find("bad:"), std::string::npos) << verify.out;
   }
+  for (const bool as_nobody : {false, true}) {
+    SCOPED_TRACE(as_nobody ? "a FIFO, as nobody" : "a FIFO");  // a reader would wait for a writer
+    const std::string path = dir.file(as_nobody ? "fifo-nobody.sqlite" : "fifo.sqlite");
+    ASSERT_EQ(mkfifo(path.c_str(), 0444), 0);
+    CliOptions options;
+    options.as_nobody = as_nobody;
+    options.timeout_s = 30;
+    const CliResult verify = run_cli({"cache", "verify", "--cache", path}, options);
+    EXPECT_EQ(verify.exit_code, 2) << verify.out << verify.err;
+    EXPECT_NE(verify.err.find("not a regular file"), std::string::npos) << verify.err;
+  }
   if (geteuid() == 0) {  // as another user, only root's tests can make the file unreadable
     SCOPED_TRACE("a cache this user may not read");
     const std::string db = dir.file("unreadable.sqlite");
