@@ -136,7 +136,8 @@ typedef struct smla_args {
   float kv_scale;         /* SMLA_KV_FP8_UNIFORM only */
   const float* sink;      /* [num_heads] fp32, device pointer; required iff has_sink */
   float softmax_scale;
-  void* out;              /* [num_rows][num_heads][512] bf16, 16-byte aligned */
+  void* out;              /* [num_rows][num_heads][512] bf16, 16-byte aligned; out and lse
+                             must not overlap each other or any array the call reads */
   int64_t out_row_stride; /* elements */
   int64_t out_head_stride;
   float* lse;             /* [num_rows][num_heads] fp32 (natural log, no sink); iff want_lse */

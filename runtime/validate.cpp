@@ -70,6 +70,81 @@ Status check_required(const void* pointer, std::string_view name, uintptr_t alig
   return check_aligned(pointer, name, alignment);
 }
 
+// The scales that apply, multiplied (and by log2 e, as the kernels take them), must stay finite
+// in float. (One that underflows is fine: softmax of scores that small is uniform anyway.)
+Status check_score_scale(const smla_problem& problem, const smla_args& args) {
+  if (score_scale(problem, args) * M_LOG2E <= FLT_MAX) return Status::ok();
+  std::string scales = fmt::format("args.softmax_scale = {}", args.softmax_scale);
+  if (problem.q_dtype == SMLA_FP8_E4M3) scales += fmt::format(", args.q_scale = {}", args.q_scale);
+  if (problem.kv_layout == SMLA_KV_FP8_UNIFORM) {
+    scales += fmt::format(", args.kv_scale = {}", args.kv_scale);
+  }
+  return invalid("{}: the scales that apply, multiplied, overflow float", scales);
+}
+
+// An array a call reads or writes, over the bytes validate_args lets it touch.
+struct CallArray {
+  int source;         // -1: a field of args itself
+  const char* field;  // "q", or "cache" of args.sources[source]
+  const void* base;
+  int64_t bytes;
+  bool written;
+  std::string name() const {
+    return source < 0 ? fmt::format("args.{}", field)
+                      : fmt::format("args.sources[{}].{}", source, field);
+  }
+  uintptr_t begin() const { return reinterpret_cast<uintptr_t>(base); }
+};
+
+// Every array of a call with a non-zero extent; for a valid problem and args with rows > 0
+// whose strides are >= 0 and extents fit int64 (validate_args). No allocation.
+class CallArrays {
+ public:
+  CallArrays(const smla_problem& problem, const smla_args& args) {
+    const int64_t rows = args.num_rows, heads = problem.num_heads;
+    const auto vectors_bytes = [&](int64_t row_stride, int64_t head_stride, int elem_bytes) {
+      return ((rows - 1) * row_stride + (heads - 1) * head_stride + kHeadDim) * elem_bytes;
+    };
+    add({-1, "q", args.q,
+         vectors_bytes(args.q_row_stride, args.q_head_stride,
+                       problem.q_dtype == SMLA_FP8_E4M3 ? 1 : 2),
+         false});
+    add({-1, "out", args.out, vectors_bytes(args.out_row_stride, args.out_head_stride, 2), true});
+    if (problem.want_lse) add({-1, "lse", args.lse, rows * heads * 4, true});
+    if (problem.has_sink) add({-1, "sink", args.sink, heads * 4, false});
+    for (int s = 0; s < problem.num_sources; ++s) {
+      const smla_source_args& src = args.sources[s];
+      add({s, "cache", src.cache, src.num_pages * src.page_stride_bytes, false});
+      add({s, "indices", src.indices,
+           ((rows - 1) * src.index_row_stride + problem.sources[s].width) * 4, false});
+      if (src.lengths) add({s, "lengths", src.lengths, rows * 4, false});
+    }
+  }
+  const CallArray* begin() const { return arrays_; }
+  const CallArray* end() const { return arrays_ + count_; }
+
+ private:
+  void add(const CallArray& array) {
+    if (array.bytes > 0) arrays_[count_++] = array;
+  }
+  CallArray arrays_[4 + 3 * SMLA_MAX_SOURCES];
+  int count_ = 0;
+};
+
+bool overlap(const CallArray& a, const CallArray& b) {
+  return a.begin() < b.begin() + static_cast<uintptr_t>(b.bytes) &&
+         b.begin() < a.begin() + static_cast<uintptr_t>(a.bytes);
+}
+
+// An extent past the end of the address space would wrap the overlap checks' arithmetic.
+Status check_no_wrap(const CallArray& array) {
+  if (array.begin() + static_cast<uintptr_t>(array.bytes - 1) < array.begin()) {
+    return invalid("{} = {}: its {} bytes run past the end of the address space", array.name(),
+                   array.base, array.bytes);
+  }
+  return Status::ok();
+}
+
 // One dimension of a [num_rows][num_heads][512] array: its stride in elements and extent.
 struct Dim {
   std::string name;
@@ -271,17 +346,25 @@ Status validate_args(const smla_problem& problem, const smla_args* args) {
     SMLA_TRY(check_required(args->sink, "args.sink", 4, "problem.has_sink = 1"));
   }
   SMLA_TRY(check_scale("args.softmax_scale", args->softmax_scale, ""));
-  if (score_scale(problem, *args) * M_LOG2E > FLT_MAX) {
-    return invalid(
-        "args.softmax_scale = {}, args.q_scale = {}, args.kv_scale = {}: the scales that apply, "
-        "multiplied, overflow float",
-        args->softmax_scale, args->q_scale, args->kv_scale);
-  }
+  SMLA_TRY(check_score_scale(problem, *args));
   SMLA_TRY(check_vectors("args.out", args->out, 2,
                          {"args.out_row_stride", args->out_row_stride, rows},
                          {"args.out_head_stride", args->out_head_stride, heads}));
   if (problem.want_lse) {
     SMLA_TRY(check_required(args->lse, "args.lse", 4, "problem.want_lse = 1"));
+  }
+  // The outputs must not land on what the call reads, nor on each other: CTAs still reading an
+  // input would see another's results.
+  CallArrays arrays(problem, *args);
+  for (const CallArray& array : arrays) SMLA_TRY(check_no_wrap(array));
+  for (const CallArray& written : arrays) {
+    if (!written.written) continue;
+    for (const CallArray& other : arrays) {
+      if (&other != &written && overlap(written, other)) {
+        return invalid("{} = {}: its {} bytes overlap {} ({} bytes at {})", written.name(),
+                       written.base, written.bytes, other.name(), other.bytes, other.base);
+      }
+    }
   }
   return Status::ok();
 }
@@ -296,45 +379,12 @@ Status validate_workspace_overlap(const smla_problem& problem, const smla_args& 
                                   const void* workspace, size_t used_bytes) {
   if (used_bytes == 0 || args.num_rows == 0) return Status::ok();
   // NOTE: on every split call's path, so nothing is allocated unless there is an error.
-  struct Array {
-    int source;         // -1: a field of args itself
-    const char* field;  // "q", or "cache" of args.sources[source]
-    const void* base;
-    int64_t bytes;
-  };
-  const int64_t rows = args.num_rows, heads = problem.num_heads;
-  // Strides are >= 0 and the extents fit int64 (validate_args).
-  const auto vectors_bytes = [&](int64_t row_stride, int64_t head_stride, int elem_bytes) {
-    return ((rows - 1) * row_stride + (heads - 1) * head_stride + kHeadDim) * elem_bytes;
-  };
-  Array arrays[4 + 3 * SMLA_MAX_SOURCES];
-  int count = 0;
-  arrays[count++] = {-1, "q", args.q,
-                     vectors_bytes(args.q_row_stride, args.q_head_stride,
-                                   problem.q_dtype == SMLA_FP8_E4M3 ? 1 : 2)};
-  arrays[count++] = {-1, "out", args.out,
-                     vectors_bytes(args.out_row_stride, args.out_head_stride, 2)};
-  if (problem.want_lse) arrays[count++] = {-1, "lse", args.lse, rows * heads * 4};
-  if (problem.has_sink) arrays[count++] = {-1, "sink", args.sink, heads * 4};
-  for (int s = 0; s < problem.num_sources; ++s) {
-    const smla_source_args& src = args.sources[s];
-    arrays[count++] = {s, "cache", src.cache, src.num_pages * src.page_stride_bytes};
-    arrays[count++] = {s, "indices", src.indices,
-                       ((rows - 1) * src.index_row_stride + problem.sources[s].width) * 4};
-    if (src.lengths) arrays[count++] = {s, "lengths", src.lengths, rows * 4};
-  }
-  const auto begin = reinterpret_cast<uintptr_t>(workspace);
-  for (int i = 0; i < count; ++i) {
-    const Array& array = arrays[i];
-    const auto array_begin = reinterpret_cast<uintptr_t>(array.base);
-    if (array.bytes > 0 && array_begin < begin + used_bytes &&
-        begin < array_begin + static_cast<uintptr_t>(array.bytes)) {
-      const std::string name = array.source < 0
-                                   ? fmt::format("args.{}", array.field)
-                                   : fmt::format("args.sources[{}].{}", array.source, array.field);
+  const CallArray partials{-1, "workspace", workspace, static_cast<int64_t>(used_bytes), true};
+  for (const CallArray& array : CallArrays(problem, args)) {
+    if (overlap(partials, array)) {
       return invalid(
           "workspace = {}: the {} bytes this call writes there overlap {} ({} bytes at {})",
-          workspace, used_bytes, name, array.bytes, array.base);
+          workspace, used_bytes, array.name(), array.bytes, array.base);
     }
   }
   return Status::ok();
@@ -372,6 +422,11 @@ Status validate_varlen(const smla_args& args, const smla_varlen* varlen) {
 Status validate_workspace(const void* workspace, size_t bytes) {
   if (!workspace && bytes > 0) {
     return invalid("workspace = NULL: required when workspace_bytes = {} > 0", bytes);
+  }
+  const auto begin = reinterpret_cast<uintptr_t>(workspace);
+  if (bytes > 0 && begin + (bytes - 1) < begin) {
+    return invalid("workspace = {}, workspace_bytes = {}: past the end of the address space",
+                   workspace, bytes);
   }
   return check_aligned(workspace, "workspace", 16);
 }

@@ -26,6 +26,8 @@ Status validate_problem(const smla_problem* problem);
 Status validate_max_rows(int max_rows);
 // Assumes `problem` is valid. num_rows == 0 is a no-op that reads nothing, so with it every field
 // but num_rows is ignored (a server may pass an empty batch with unset pointers and scales).
+// out and lse may not overlap each other or anything the call reads, and no array's extent may
+// run past the end of the address space.
 Status validate_args(const smla_problem& problem, const smla_args* args);
 // The scales a call's scores are multiplied by, together: softmax_scale, times q_scale for fp8
 // q and kv_scale for the uniform layout. validate_args keeps it (times log2 e) finite in float,

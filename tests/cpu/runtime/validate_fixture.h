@@ -17,8 +17,12 @@
 
 namespace smla::validate_test {
 
-// Buffers 4 GiB apart, each 256-byte aligned; add a small offset to misalign one.
+// Buffers 4 GiB apart, each 256-byte aligned; add a small offset to misalign one. The call's
+// outputs lie far below its inputs, lse below out, so that the huge extents some tests give an
+// array never reach the next one (validate_args rejects outputs that overlap anything).
 inline uintptr_t fake_address(int buffer) {
+  if (buffer == 9) return uintptr_t{1} << 36;  // args.lse
+  if (buffer == 8) return uintptr_t{1} << 37;  // args.out
   return 0x7f0000000000u + (uintptr_t{1} << 32) * buffer;
 }
 

@@ -17,6 +17,14 @@ TEST(ValidateWorkspace, Aligned16Bytes) {
                         {"workspace = 0x7f0a00000008: must be 16-byte aligned"}));
 }
 
+TEST(ValidateWorkspace, NotPastTheEndOfTheAddressSpace) {
+  const void* last_mib = reinterpret_cast<const void*>(uintptr_t{0xfffffffffff00000});
+  EXPECT_TRUE(IsOk(validate_workspace(last_mib, 1 << 20)));
+  EXPECT_TRUE(IsInvalid(validate_workspace(last_mib, (1 << 20) + 16),
+                        {"workspace = 0xfffffffffff00000, workspace_bytes = 1048592: past the end "
+                         "of the address space"}));
+}
+
 TEST(ValidateWorkspace, NonNullWithZeroBytesIsStillAligned) {
   EXPECT_TRUE(IsOk(validate_workspace(fake_pointer<void>(10), 0)));
   EXPECT_TRUE(IsInvalid(validate_workspace(fake_pointer<void>(10, 4), 0), {"16-byte aligned"}));
