@@ -108,7 +108,9 @@ typedef struct smla_problem {
   int num_heads;           /* heads on this rank, 1..128 */
   smla_dtype q_dtype;      /* SMLA_BF16 or SMLA_FP8_E4M3 (per-tensor q_scale) */
   smla_kv_layout kv_layout;
-  int q_len;               /* query rows per request: 1, or 2..8 for MTP verify */
+  int q_len;               /* query rows per request: 1, or 2..8 for MTP verify. Each row has
+                              its own index lists, so decode computes every row alike and
+                              num_rows need not be a multiple of q_len */
   int num_sources;         /* 1 or 2 */
   smla_source_desc sources[SMLA_MAX_SOURCES];
   int has_sink;            /* 0 or 1 */
