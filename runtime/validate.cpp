@@ -136,9 +136,9 @@ bool overlap(const CallArray& a, const CallArray& b) {
          b.begin() < a.begin() + static_cast<uintptr_t>(a.bytes);
 }
 
-// An extent past the end of the address space would wrap the overlap checks' arithmetic.
+// An extent to or past the end of the address space would wrap the overlap checks' arithmetic.
 Status check_no_wrap(const CallArray& array) {
-  if (array.begin() + static_cast<uintptr_t>(array.bytes - 1) < array.begin()) {
+  if (static_cast<uintptr_t>(array.bytes) > UINTPTR_MAX - array.begin()) {
     return invalid("{} = {}: its {} bytes run past the end of the address space", array.name(),
                    array.base, array.bytes);
   }
@@ -423,8 +423,7 @@ Status validate_workspace(const void* workspace, size_t bytes) {
   if (!workspace && bytes > 0) {
     return invalid("workspace = NULL: required when workspace_bytes = {} > 0", bytes);
   }
-  const auto begin = reinterpret_cast<uintptr_t>(workspace);
-  if (bytes > 0 && begin + (bytes - 1) < begin) {
+  if (bytes > UINTPTR_MAX - reinterpret_cast<uintptr_t>(workspace)) {
     return invalid("workspace = {}, workspace_bytes = {}: past the end of the address space",
                    workspace, bytes);
   }

@@ -18,10 +18,11 @@ TEST(ValidateWorkspace, Aligned16Bytes) {
 }
 
 TEST(ValidateWorkspace, NotPastTheEndOfTheAddressSpace) {
+  // Up to the last byte but one; the address one past the end must exist too.
   const void* last_mib = reinterpret_cast<const void*>(uintptr_t{0xfffffffffff00000});
-  EXPECT_TRUE(IsOk(validate_workspace(last_mib, 1 << 20)));
-  EXPECT_TRUE(IsInvalid(validate_workspace(last_mib, (1 << 20) + 16),
-                        {"workspace = 0xfffffffffff00000, workspace_bytes = 1048592: past the end "
+  EXPECT_TRUE(IsOk(validate_workspace(last_mib, (1 << 20) - 1)));
+  EXPECT_TRUE(IsInvalid(validate_workspace(last_mib, 1 << 20),
+                        {"workspace = 0xfffffffffff00000, workspace_bytes = 1048576: past the end "
                          "of the address space"}));
 }
 
