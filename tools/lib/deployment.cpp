@@ -1,9 +1,14 @@
 #include "tools/lib/deployment.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <climits>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "tools/lib/json_text.h"
 
 namespace smla::tools {
 namespace {
@@ -107,47 +112,167 @@ Status preset_deployment(const std::string& name, int max_context, Deployment* d
   return error(SMLA_ERR_INVALID_ARGUMENT, "unknown preset \"{}\"", name);
 }
 
-Status load_deployment_file(const std::string& path, Deployment* deployment) {
-  std::ifstream file(path);
-  if (!file) return error(SMLA_ERR_INVALID_ARGUMENT, "cannot open deployment file {}", path);
-  try {
-    const nlohmann::json j = nlohmann::json::parse(file);
-    Deployment d;
-    d.name = j.value("name", path);
-    d.q_lens = j.value("q_lens", std::vector<int>{1, 2});
-    d.max_rows = j.value("max_rows", 1024);
-    smla_kv_layout layout = SMLA_KV_FP8_PACKED;
-    smla_dtype dtype = SMLA_BF16;
-    SMLA_TRY(parse_layout(j.value("kv_layout", std::string("fp8_packed")), &layout));
-    SMLA_TRY(parse_dtype(j.value("q_dtype", std::string("bf16")), &dtype));
-    for (const nlohmann::json& l : j.at("layers")) {
-      LayerType layer{l.at("name").get<std::string>(), base_problem(j.at("heads").get<int>())};
-      layer.problem.kv_layout = layout;
-      layer.problem.q_dtype = dtype;
-      layer.problem.has_sink = j.value("has_sink", true) ? 1 : 0;
-      layer.problem.want_lse = j.value("want_lse", false) ? 1 : 0;
-      const nlohmann::json& sources = l.at("sources");
-      layer.problem.num_sources = static_cast<int>(sources.size());
-      if (layer.problem.num_sources < 1 || layer.problem.num_sources > SMLA_MAX_SOURCES) {
-        return error(SMLA_ERR_INVALID_ARGUMENT, "{}: layer {} has {} sources (1 or 2)", path,
-                     layer.name, sources.size());
-      }
-      for (int s = 0; s < layer.problem.num_sources; ++s) {
-        layer.problem.sources[s] = {SMLA_SOURCE_LIST, sources[s].at("page_size").get<int>(),
-                                    sources[s].at("width").get<int>()};
-      }
-      d.layers.push_back(layer);
+namespace {
+
+using Json = nlohmann::json;
+
+// The keys of a deployment file, of a layer and of a source: anything else is a typo that would
+// otherwise fall back to a default unnoticed.
+Status check_keys(const Json& object, std::initializer_list<const char*> known,
+                  const std::string& where) {
+  if (!object.is_object()) return error(SMLA_ERR_INVALID_ARGUMENT, "{}: must be an object", where);
+  for (const auto& item : object.items()) {
+    bool found = false;
+    for (const char* key : known) found = found || item.key() == key;
+    if (!found) {
+      return error(SMLA_ERR_INVALID_ARGUMENT, "{}: unknown key \"{}\" (known: {})", where,
+                   item.key(), fmt::join(known, ", "));
     }
-    *deployment = d;
-  } catch (const nlohmann::json::exception& e) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "{}: {}", path, e.what());
   }
   return Status::ok();
 }
 
+// An int, not a float, a bool or a number an int cannot hold (get<int>() would narrow them).
+// `where` names the field: "file.json: layers[0].sources[1].width".
+Status get_int(const Json& value, const std::string& where, int* out) {
+  if (!value.is_number_integer() ||
+      (value.is_number_unsigned() ? value.get<uint64_t>() > INT_MAX
+                                  : value.get<int64_t>() < INT_MIN || value.get<int64_t>() > INT_MAX)) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "{} = {}: must be a 32-bit integer", where,
+                 json_text(value, -1));
+  }
+  *out = value.get<int>();
+  return Status::ok();
+}
+
+// `where` names the field, as for get_int.
+Status get_bool(const Json& object, const char* key, bool fallback, const std::string& where,
+                bool* out) {
+  *out = fallback;
+  if (!object.contains(key)) return Status::ok();
+  const Json& value = object.at(key);
+  if (!value.is_boolean()) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "{} = {}: must be true or false", where,
+                 json_text(value, -1));
+  }
+  *out = value.get<bool>();
+  return Status::ok();
+}
+
+Status get_string(const Json& object, const char* key, const std::string& fallback,
+                  const std::string& where, std::string* out) {
+  *out = fallback;
+  if (!object.contains(key)) return Status::ok();
+  const Json& value = object.at(key);
+  if (!value.is_string()) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "{} = {}: must be a string", where,
+                 json_text(value, -1));
+  }
+  *out = value.get<std::string>();
+  return Status::ok();
+}
+
+Status parse_deployment(const Json& j, const std::string& path, Deployment* deployment) {
+  SMLA_TRY(check_keys(j, {"name", "heads", "q_dtype", "kv_layout", "has_sink", "want_lse",
+                          "q_lens", "layers"},
+                      path));
+  // Fields are named from the file: "file.json: heads", "file.json: layers[0].sources[1].width".
+  const auto field = [&](const std::string& object, const std::string& key) {
+    return object == path ? path + ": " + key : object + "." + key;
+  };
+  Deployment d;
+  SMLA_TRY(get_string(j, "name", path, field(path, "name"), &d.name));
+  int heads = 0;
+  if (!j.contains("heads")) return error(SMLA_ERR_INVALID_ARGUMENT, "{}: no \"heads\"", path);
+  SMLA_TRY(get_int(j.at("heads"), field(path, "heads"), &heads));
+  if (j.contains("q_lens")) {
+    const Json& q_lens = j.at("q_lens");
+    if (!q_lens.is_array() || q_lens.empty()) {
+      return error(SMLA_ERR_INVALID_ARGUMENT, "{}: must be a non-empty array",
+                   field(path, "q_lens"));
+    }
+    d.q_lens.clear();
+    for (size_t i = 0; i < q_lens.size(); ++i) {
+      int q_len = 0;
+      SMLA_TRY(get_int(q_lens[i], field(path, fmt::format("q_lens[{}]", i)), &q_len));
+      d.q_lens.push_back(q_len);
+    }
+  }
+  std::string text;
+  smla_kv_layout layout = SMLA_KV_FP8_PACKED;
+  smla_dtype dtype = SMLA_BF16;
+  SMLA_TRY(get_string(j, "kv_layout", "fp8_packed", field(path, "kv_layout"), &text));
+  SMLA_TRY(parse_layout(text, &layout));
+  SMLA_TRY(get_string(j, "q_dtype", "bf16", field(path, "q_dtype"), &text));
+  SMLA_TRY(parse_dtype(text, &dtype));
+  bool has_sink = true, want_lse = false;
+  SMLA_TRY(get_bool(j, "has_sink", true, field(path, "has_sink"), &has_sink));
+  SMLA_TRY(get_bool(j, "want_lse", false, field(path, "want_lse"), &want_lse));
+  if (!j.contains("layers") || !j.at("layers").is_array()) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "{}: \"layers\" must be an array of layer types",
+                 path);
+  }
+  const Json& layers = j.at("layers");
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const Json& l = layers[i];
+    const std::string where = field(path, fmt::format("layers[{}]", i));
+    SMLA_TRY(check_keys(l, {"name", "sources"}, where));
+    LayerType layer{"", base_problem(heads)};
+    SMLA_TRY(get_string(l, "name", "", field(where, "name"), &layer.name));
+    if (layer.name.empty()) return error(SMLA_ERR_INVALID_ARGUMENT, "{}: no \"name\"", where);
+    layer.problem.kv_layout = layout;
+    layer.problem.q_dtype = dtype;
+    layer.problem.has_sink = has_sink ? 1 : 0;
+    layer.problem.want_lse = want_lse ? 1 : 0;
+    const Json sources = l.value("sources", Json::array());
+    if (!sources.is_array() || sources.empty() || sources.size() > SMLA_MAX_SOURCES) {
+      return error(SMLA_ERR_INVALID_ARGUMENT, "{}: layer {} needs 1 or 2 sources", where,
+                   layer.name);
+    }
+    layer.problem.num_sources = static_cast<int>(sources.size());
+    for (int s = 0; s < layer.problem.num_sources; ++s) {
+      const std::string at = field(where, fmt::format("sources[{}]", s));
+      SMLA_TRY(check_keys(sources[s], {"page_size", "width"}, at));
+      smla_source_desc& source = layer.problem.sources[s];
+      source = {SMLA_SOURCE_LIST, 0, 0};
+      for (const auto& [key, value] : {std::pair{"page_size", &source.page_size},
+                                       std::pair{"width", &source.width}}) {
+        if (!sources[s].contains(key)) {
+          return error(SMLA_ERR_INVALID_ARGUMENT, "{}: no \"{}\"", at, key);
+        }
+        SMLA_TRY(get_int(sources[s].at(key), field(at, key), value));
+      }
+    }
+    d.layers.push_back(layer);
+  }
+  *deployment = d;
+  return Status::ok();
+}
+
+}  // namespace
+
+Status load_deployment_file(const std::string& path, Deployment* deployment) {
+  // NOTE: only a regular file: a directory threw from the stream, a FIFO blocked.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "cannot open deployment file {}: {}", path,
+                 std::filesystem::exists(path, ec) ? "not a regular file" : "no such file");
+  }
+  std::ifstream file(path);
+  if (!file) return error(SMLA_ERR_INVALID_ARGUMENT, "cannot open deployment file {}", path);
+  Json j;
+  try {
+    j = Json::parse(file);
+  } catch (const std::exception& e) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "{}: {}", path, e.what());
+  }
+  return parse_deployment(j, path, deployment);
+}
+
 Status resolve_deployment(const std::string& name_or_path, int max_context,
                           Deployment* deployment) {
-  if (name_or_path.rfind("dsv4-", 0) == 0)
+  std::error_code ec;
+  if (name_or_path.rfind("dsv4-", 0) == 0 && !std::filesystem::exists(name_or_path, ec))
     return preset_deployment(name_or_path, max_context, deployment);
   return load_deployment_file(name_or_path, deployment);
 }

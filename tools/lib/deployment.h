@@ -1,5 +1,5 @@
 // A deployment: the attention layer types one model runs on one tensor-parallel rank, with the
-// MTP query lengths and the largest batch it serves. `smla cache build`, `smla check` and
+// MTP query lengths it serves. `smla cache build`, `smla check` and
 // `smla bench` take one, from an embedded preset or a JSON file (format in README.md).
 #pragma once
 
@@ -21,7 +21,6 @@ struct Deployment {
   std::string name;
   std::vector<LayerType> layers;
   std::vector<int> q_lens = {1, 2};
-  int max_rows = 1024;
 
   // Every problem the deployment can call: each layer type at each q_len.
   std::vector<std::pair<std::string, smla_problem>> problems() const;
