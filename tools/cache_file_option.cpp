@@ -1,5 +1,7 @@
 #include "tools/cache_file_option.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -25,12 +27,38 @@ std::unique_ptr<CubinStore> CacheFileOption::open(const Logger& log) const {
   return CubinStore::open(options, log);
 }
 
-std::unique_ptr<CubinStore> CacheFileOption::open_existing(const Logger& log) const {
+std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command,
+                                                          const Logger& log) const {
   const std::string file = path();
   std::error_code ec;
-  if (file.empty() || std::filesystem::exists(file, ec)) return open(log);
-  log.warn("cache {}: no such file (nothing is created; the cache is empty)", file);
-  return CubinStore::open(CubinStore::Options(), log);
+  if (!file.empty() && !std::filesystem::exists(file, ec)) {
+    log.warn("cache {}: no such file (nothing is created; the cache is empty)", file);
+    return CubinStore::open(CubinStore::Options(), log);
+  }
+  std::unique_ptr<CubinStore> store = open(log);
+  if (file.empty() || store->persistent()) return store;
+  fmt::print(stderr, "smla cache {}: {} is not usable (the cache is memory only)\n", command,
+             file);
+  return nullptr;
+}
+
+std::string CacheFileOption::existing_file(const char* command) const {
+  const std::string file = path();
+  std::error_code ec;
+  if (!file.empty() && std::filesystem::exists(file, ec)) return file;
+  fmt::print(stderr, "smla cache {}: no cache file {}(the cache is memory only)\n", command,
+             file.empty() ? "" : "at " + file + " ");
+  return "";
+}
+
+std::unique_ptr<CubinStore> CacheFileOption::open_usable(const char* command,
+                                                        const Logger& log) const {
+  const std::string file = existing_file(command);
+  if (file.empty()) return nullptr;
+  std::unique_ptr<CubinStore> store = open(log);
+  if (store->persistent()) return store;
+  fmt::print(stderr, "smla cache {}: {} is not usable (the cache is memory only)\n", command, file);
+  return nullptr;
 }
 
 void apply_log_environment(Logger* log) {

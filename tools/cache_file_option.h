@@ -19,8 +19,14 @@ class CacheFileOption {
   // The user cache only: these commands manage that file, so no system cache is layered in.
   std::unique_ptr<CubinStore> open(const Logger& log) const;
   // For the commands that only read it: the file's store if the file exists, else an empty
-  // memory-only one after a warning (a mistyped path creates nothing).
-  std::unique_ptr<CubinStore> open_existing(const Logger& log) const;
+  // memory-only one after a warning (a mistyped path creates nothing); null, after saying so
+  // on stderr, if the file exists but cannot be used (what it holds would look empty).
+  std::unique_ptr<CubinStore> open_existing(const char* command, const Logger& log) const;
+  // The existing cache file's path, or "" after saying on stderr that there is none: `command`
+  // must not create one (a mistyped path must not look like an empty cache).
+  std::string existing_file(const char* command) const;
+  // The store of an existing, usable cache file, or null after saying why on stderr.
+  std::unique_ptr<CubinStore> open_usable(const char* command, const Logger& log) const;
 
  private:
   std::string value_;

@@ -1,9 +1,11 @@
 // `smla bench`: GPU timing of decode problems (tools/lib/bench.h).
 #include <nlohmann/json.hpp>
 
+#include "runtime/validate.h"
 #include "tools/commands.h"
 #include "tools/lib/bench.h"
 #include "tools/lib/deployment.h"
+#include "tools/lib/json_text.h"
 #include "tools/problem_options.h"
 
 namespace smla::tools {
@@ -16,13 +18,17 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   auto json = std::make_shared<bool>(false);
   auto overheads = std::make_shared<bool>(false);
   problems->add_to(*c);
-  c->add_option("--rows", options->rows, "row counts")->delimiter(',');
-  c->add_option("--iters", options->iterations, "graph replays per measurement");
-  c->add_option("--repeats", options->repeats, "measurements (the median is reported)");
+  c->add_option("--rows", options->rows, "row counts")
+      ->delimiter(',')
+      ->check(CLI::Range(1, kMaxRows));
+  c->add_option("--iters", options->iterations, "graph replays per measurement")
+      ->check(CLI::Range(1, 1000000));
+  c->add_option("--repeats", options->repeats, "measurements (the median is reported)")
+      ->check(CLI::Range(1, 1000000));
   c->add_option("--pool-gb", options->pool_gb,
                 "KV pool per source in GB (random entries spread over it; filled on the host, "
                 "seconds per GB)")
-      ->check(CLI::Range(0.01, 64.0));
+      ->check(kFinite & CLI::Range(0.01, 64.0));
   c->add_flag("--json", *json, "JSON output");
   c->add_flag("--overheads", *overheads,
               "also measure host us per warm call and ms to load from the cache");
@@ -73,7 +79,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
         }
       }
     }
-    if (*json) fmt::print("{}\n", out.dump(1));
+    if (*json) fmt::print("{}\n", json_text(out));
     if (!status) {
       fmt::print(stderr, "smla bench: {}\n", status.message());
       *exit_code = 1;

@@ -15,6 +15,7 @@
 #include "tools/cache_file_option.h"
 #include "tools/deployment_kernels.h"
 #include "tools/lib/deployment.h"
+#include "tools/lib/json_text.h"
 #include "tools/parallel_build.h"
 #include "tools/progress_line.h"
 #include "tools/size_text.h"
@@ -111,7 +112,7 @@ void print_summary(const std::string& deployment, const std::vector<std::string>
                                 {"median_compile_ms", report.median_compile_ms()},
                                 {"cubin_bytes", report.cubin_bytes()},
                                 {"failures", failures}};
-    fmt::print("{}\n", out.dump(1));
+    fmt::print("{}\n", json_text(out));
     return;
   }
   fmt::print("{} on {}: {} kernels: {} compiled, {} already cached, {} failed in {:.1f} s\n",

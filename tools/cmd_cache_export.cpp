@@ -39,15 +39,16 @@ int run_export(const ExportOptions& o) {
       return 1;
     }
   }
+  Logger log;
+  apply_log_environment(&log);
+  const std::unique_ptr<CubinStore> store = o.cache.open_usable("export", log);
+  if (store == nullptr) return 2;
   std::error_code ec;
   std::filesystem::create_directories(o.dir, ec);
   if (ec) {
     fmt::print(stderr, "smla cache export: cannot create {}: {}\n", o.dir, ec.message());
     return 1;
   }
-  Logger log;
-  apply_log_environment(&log);
-  const std::unique_ptr<CubinStore> store = o.cache.open(log);
   std::string index;
   int exported = 0;
   int failed = 0;

@@ -8,6 +8,7 @@
 
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
+#include "tools/lib/json_text.h"
 #include "tools/size_text.h"
 
 namespace smla::tools {
@@ -30,7 +31,9 @@ std::string local_time_text(int64_t unix_seconds) {
 int run_ls(const InspectOptions& o) {
   Logger log;
   apply_log_environment(&log);
-  const std::vector<KernelEntry> entries = o.cache.open_existing(log)->list();
+  const std::unique_ptr<CubinStore> store = o.cache.open_existing("ls", log);
+  if (store == nullptr) return 2;
+  const std::vector<KernelEntry> entries = store->list();
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const KernelEntry& e : entries) {
@@ -47,7 +50,7 @@ int run_ls(const InspectOptions& o) {
                      {"last_used", e.last_used},
                      {"origin", e.origin}});
     }
-    fmt::print("{}\n", out.dump(1));
+    fmt::print("{}\n", json_text(out));
     return 0;
   }
   // The key goes last: it is long and of varying length, and the columns before it align.
@@ -63,13 +66,15 @@ int run_ls(const InspectOptions& o) {
 int run_stats(const InspectOptions& o) {
   Logger log;
   apply_log_environment(&log);
-  const StoreStats s = o.cache.open_existing(log)->stats();
+  const std::unique_ptr<CubinStore> store = o.cache.open_existing("stats", log);
+  if (store == nullptr) return 2;
+  const StoreStats s = store->stats();
   if (o.json) {
     const nlohmann::json out = {{"kernels", s.kernels},         {"cubin_bytes", s.cubin_bytes},
                                 {"tuning_rows", s.tuning_rows}, {"hits", s.hits},
                                 {"file_bytes", s.file_bytes},   {"path", s.path},
                                 {"persistent", s.persistent}};
-    fmt::print("{}\n", out.dump(1));
+    fmt::print("{}\n", json_text(out));
     return 0;
   }
   fmt::print("path         {}\n", s.persistent ? s.path : "(memory only)");

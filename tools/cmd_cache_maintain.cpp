@@ -26,32 +26,10 @@ struct GcOptions {
   CacheFileOption cache;
 };
 
-// The path of the existing cache file, or "" after saying there is none. Never creates the
-// file: verifying or collecting a mistyped path must not report an empty cache as clean.
-std::string existing_cache_file(const char* command, const CacheFileOption& cache) {
-  const std::string path = cache.path();
-  std::error_code ec;
-  if (!path.empty() && std::filesystem::exists(path, ec)) return path;
-  fmt::print(stderr, "smla cache {}: no cache file {}(the cache is memory only)\n", command,
-             path.empty() ? "" : "at " + path + " ");
-  return "";
-}
-
-// The store of an existing, usable cache file, or null after saying why.
-std::unique_ptr<CubinStore> open_cache_file(const char* command, const CacheFileOption& cache,
-                                            const Logger& log) {
-  const std::string path = existing_cache_file(command, cache);
-  if (path.empty()) return nullptr;
-  std::unique_ptr<CubinStore> store = cache.open(log);
-  if (store->persistent()) return store;
-  fmt::print(stderr, "smla cache {}: {} is not usable (the cache is memory only)\n", command, path);
-  return nullptr;
-}
-
 // Changes no content (cache/file_verify.h): a write-protected file is checked too, and a file
 // that does not read as a database is damage, not a missing cache.
 int run_verify(const CacheFileOption& cache) {
-  const std::string path = existing_cache_file("verify", cache);
+  const std::string path = cache.existing_file("verify");
   if (path.empty()) return kNoUsableCache;
   VerifyReport report;
   if (Status status = verify_cache_file(path, CubinStore::Options().busy_timeout_ms, &report); !status) {
@@ -70,7 +48,7 @@ int run_verify(const CacheFileOption& cache) {
 int run_gc(const GcOptions& o) {
   Logger log;
   apply_log_environment(&log);
-  const std::unique_ptr<CubinStore> store = open_cache_file("gc", o.cache, log);
+  const std::unique_ptr<CubinStore> store = o.cache.open_usable("gc", log);
   if (store == nullptr) return kNoUsableCache;
   const GcReport report = store->gc(o.max_bytes, toolchain_fingerprint());
   fmt::print("removed {} kernels; cubins {} ({} bytes) before, {} ({} bytes) after\n",

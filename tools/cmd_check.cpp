@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "reference/attention.h"
+#include "runtime/validate.h"
 #include "tools/commands.h"
 #include "tools/lib/deployment.h"
 #include "tools/lib/device_case.h"
@@ -60,7 +61,9 @@ void add_check_command(CLI::App& app, int* exit_code) {
   auto rows = std::make_shared<std::vector<int>>(std::vector<int>{1, 5, 64});
   auto seed = std::make_shared<uint64_t>(1);
   problems->add_to(*c);
-  c->add_option("--rows", *rows, "requests per call (rows = requests * q_len)")->delimiter(',');
+  c->add_option("--rows", *rows, "requests per call (rows = requests * q_len)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, kMaxRows / SMLA_MAX_Q_LEN));
   c->add_option("--seed", *seed, "first random seed");
   c->callback([=] { *exit_code = run_check(*problems, *rows, *seed); });
 }

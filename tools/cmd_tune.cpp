@@ -12,6 +12,7 @@
 #include "tools/cache_file_option.h"
 #include "tools/commands.h"
 #include "tools/lib/deployment.h"
+#include "tools/lib/json_text.h"
 #include "tools/problem_options.h"
 #include "tools/tune_problem.h"
 
@@ -61,7 +62,7 @@ int list_candidates(const TuneCommand& o,
                o.tune.batch_invariant ? "batch-invariant" : "batch-variant", tiles.size());
     for (const std::string& tile : tiles) fmt::print("  {}\n", tile);
   }
-  if (o.json) fmt::print("{}\n", out.dump(1));
+  if (o.json) fmt::print("{}\n", json_text(out));
   return 0;
 }
 
@@ -109,7 +110,7 @@ int run_tune(TuneCommand o) {
       }
     }
   }
-  if (o.json) fmt::print("{}\n", out.dump(1));
+  if (o.json) fmt::print("{}\n", json_text(out));
   if (!status) {
     fmt::print(stderr, "smla tune: {}\n", status.message());
     return 1;
@@ -134,15 +135,15 @@ void add_tune_command(CLI::App& app, int* exit_code) {
               "tune batch-variant mode's rows (smla_options.batch_invariant = 0)");
   c->add_option("--margin", o->tune.margin,
                 "keep a candidate only if this much faster than the heuristic, twice")
-      ->check(CLI::Range(0.0, 0.5));
+      ->check(kFinite & CLI::Range(0.0, 0.5));
   c->add_option("--jobs", o->tune.jobs, "parallel compilations (0: one per hardware thread)")
       ->check(CLI::NonNegativeNumber);
   c->add_option("--iters", o->tune.bench.iterations, "graph replays per measurement")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000));
   c->add_option("--repeats", o->tune.bench.repeats, "measurements (the median is used)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1000000));
   c->add_option("--pool-gb", o->tune.bench.pool_gb, "KV pool per source in GB")
-      ->check(CLI::Range(0.01, 64.0));
+      ->check(kFinite & CLI::Range(0.01, 64.0));
   c->add_flag("--list", o->list, "print the candidates and exit (no GPU)");
   c->add_option("--arch", o->arch, "with --list: the target (sm_90a, sm_100a, sm_103a)");
   c->add_flag("--json", o->json, "JSON output");

@@ -1,8 +1,11 @@
 #include "tools/problem_options.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <sstream>
 
+#include "runtime/validate.h"
 #include "tools/lib/deployment.h"
 
 namespace smla::tools {
@@ -16,7 +19,8 @@ void ProblemOptions::add_to(CLI::App& c) {
       ->delimiter(',');
   c.add_option("--layout", layout, "override: packed, uniform or bf16");
   c.add_option("--q", q_dtype, "override: bf16 or fp8");
-  c.add_option("--heads", heads, "override: heads on this rank");
+  c.add_option("--heads", heads, "override: heads on this rank")
+      ->check(CLI::Range(1, SMLA_MAX_HEADS));
   c.add_option("--sources", sources, "instead of a deployment: page_size:width[,page_size:width]");
   c.add_option("--q-len", q_lens, "override: MTP query lengths")->delimiter(',');
   c.add_flag("--lse", lse, "also return the lse");
@@ -37,9 +41,10 @@ Status ProblemOptions::resolve(std::vector<std::pair<std::string, smla_problem>>
     std::stringstream list(sources);
     std::string item;
     while (std::getline(list, item, ',')) {
-      int page = 0, width = 0;
+      int page = 0, width = 0, consumed = 0;
       if (p.num_sources == SMLA_MAX_SOURCES ||
-          std::sscanf(item.c_str(), "%d:%d", &page, &width) != 2) {
+          std::sscanf(item.c_str(), "%d:%d%n", &page, &width, &consumed) != 2 ||
+          consumed != static_cast<int>(item.size())) {
         return error(SMLA_ERR_INVALID_ARGUMENT,
                      "--sources \"{}\": expected page_size:width[,page_size:width]", sources);
       }
@@ -79,10 +84,17 @@ Status ProblemOptions::resolve(std::vector<std::pair<std::string, smla_problem>>
     }
     if (lse) p.want_lse = 1;
     if (no_sink) p.has_sink = 0;
+    // What the C API would refuse, refused here with the problem named.
+    const Status valid = validate_problem(&p);
+    if (!valid) return Status(valid.code(), label + ": " + valid.message());
     problems->emplace_back(label, p);
   }
-  if (problems->empty())
-    return Status(SMLA_ERR_INVALID_ARGUMENT, "no layer of the deployment matches --layer");
+  if (problems->empty()) {
+    std::string names;
+    for (const LayerType& layer : d.layers) names += (names.empty() ? "" : ", ") + layer.name;
+    return error(SMLA_ERR_INVALID_ARGUMENT, "no layer of the deployment matches --layer {} (it has {})",
+                 fmt::join(layers, ","), names);
+  }
   return Status::ok();
 }
 

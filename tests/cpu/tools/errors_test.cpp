@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "cpu/tools/cli_test_support.h"
 
@@ -61,6 +62,47 @@ TEST(CacheErrors, NameTheProblem) {
     expect_error(dir, {"cache", "build", "--deployment", path, "--arch", "sm_90a"}, path);
   }
   {
+    SCOPED_TRACE("a deployment file that is a directory (it aborted the process)");
+    const std::string path = dir.file("a-directory.json");
+    std::filesystem::create_directory(path);
+    expect_error(dir, {"cache", "build", "--deployment", path, "--arch", "sm_90a"},
+                 "not a regular file");
+  }
+  {
+    SCOPED_TRACE("deployment fields that used to be narrowed or ignored");
+    const std::string layers =
+        R"("layers": [{"name": "swa", "sources": [{"page_size": 256, "width": 128}]}])";
+    const std::pair<const char*, const char*> cases[] = {
+        {R"("heads": 4294967304)", "heads = 4294967304: must be a 32-bit integer"},
+        {R"("heads": 8.9)", "heads = 8.9: must be a 32-bit integer"},
+        {R"("heads": true)", "heads = true: must be a 32-bit integer"},
+        {R"("heads": 8, "has_sink": "yes")", "has_sink = \"yes\": must be true or false"},
+        {R"("heads": 8, "kv_layuot": "bf16")", "unknown key \"kv_layuot\""},
+        {R"("heads": 8, "max_rows": 1024)", "unknown key \"max_rows\""},
+    };
+    for (const auto& [fields, message] : cases) {
+      SCOPED_TRACE(fields);
+      const std::string path =
+          write_file(dir, "fields.json", std::string("{") + fields + ", " + layers + "}");
+      expect_error(dir, {"cache", "build", "--deployment", path, "--arch", "sm_90a"}, message);
+    }
+    const std::string per_layer = write_file(
+        dir, "layer-key.json",
+        R"({"heads": 8, "layers": [{"name": "swa", "kv_layout": "bf16", "sources": [{"page_size": 256, "width": 128}]}]})");
+    expect_error(dir, {"cache", "build", "--deployment", per_layer, "--arch", "sm_90a"},
+                 "layers[0]: unknown key \"kv_layout\"");
+    const std::string width = write_file(
+        dir, "width.json",
+        R"({"heads": 8, "layers": [{"name": "swa", "sources": [{"page_size": 256, "width": 1.5}]}]})");
+    expect_error(dir, {"cache", "build", "--deployment", width, "--arch", "sm_90a"},
+                 "layers[0].sources[0].width = 1.5");
+  }
+  {
+    SCOPED_TRACE("export of a cache file that does not exist creates none");
+    expect_error(dir, {"cache", "export", "--dir", dir.file("exported")}, "no cache file");
+    EXPECT_FALSE(std::filesystem::exists(dir.file("exported")));
+  }
+  {
     SCOPED_TRACE("a deployment without layers");
     const std::string path = write_file(dir, "no-layers.json", "{\"heads\": 8}");
     expect_error(dir, {"cache", "build", "--deployment", path, "--arch", "sm_90a"}, "layers");
@@ -94,6 +136,57 @@ TEST(CacheErrors, NameTheProblem) {
         dir, {"cache", "build", "--preset", "dsv4-flash-tp8", "--arch", "sm_90a", "--jobs", "-1"},
         "--jobs");
   }
+}
+
+// Options out of range are refused before any device is touched, naming the option (the
+// device-free commands too): --repeats 0 took the median of nothing, --iters 0 divided by zero,
+// and NaN passed the range checks.
+TEST(BenchErrors, OptionsOutOfRange) {
+  const std::vector<std::vector<std::string>> cases = {
+      {"bench", "--preset", "dsv4-flash-tp8", "--rows", "1", "--repeats", "0"},
+      {"bench", "--preset", "dsv4-flash-tp8", "--rows", "1", "--iters", "0"},
+      {"bench", "--preset", "dsv4-flash-tp8", "--rows", "0"},
+      {"bench", "--preset", "dsv4-flash-tp8", "--rows", "1", "--pool-gb", "nan"},
+      {"tune", "--preset", "dsv4-flash-tp8", "--margin", "nan"},
+      {"check", "--preset", "dsv4-flash-tp8", "--rows", "0,-1"},
+      {"tune", "--list", "--sources", "256:128", "--heads", "0"},
+      {"tune", "--list", "--sources", "256:128x"},
+      {"tune", "--list", "--sources", "0:0"},
+      {"tune", "--list", "--preset", "dsv4-flash-tp8", "--layer", "bogus"},
+  };
+  const char* named[] = {"--repeats", "--iters", "--rows",        "--pool-gb",
+                         "--margin",  "--rows",  "--heads",       "--sources",
+                         "problem.sources[0].page_size = 0", "--layer bogus (it has swa, csa, hca)"};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SCOPED_TRACE(named[i]);
+    const CliResult result = run_cli(cases[i]);
+    EXPECT_GE(result.exit_code, 1) << result.out;
+    EXPECT_LT(result.exit_code, 128) << "killed by a signal:\n" << result.err;
+    EXPECT_NE((result.err + result.out).find(named[i]), std::string::npos) << result.err;
+  }
+}
+
+// Paths are bytes: one that is not UTF-8 prints as U+FFFD in --json output (dump() threw, which
+// aborted the process).
+TEST(JsonOutput, BytesThatAreNotUtf8) {
+  TempDir dir;
+  const std::string path = dir.file("c\xff.sqlite");
+  std::ofstream{path};  // an empty file is an empty cache
+  const CliResult result = run_cli({"cache", "stats", "--json", "--cache", path});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json stats = nlohmann::json::parse(result.out);
+  EXPECT_NE(stats.at("path").get<std::string>().find("c\xef\xbf\xbd.sqlite"), std::string::npos)
+      << result.out;
+}
+
+// A file whose name starts like a preset's is still read as a file.
+TEST(DeploymentFile, ANamePresetsStartWithIsAFile) {
+  TempDir dir;
+  const std::string path = dir.file("dsv4-mine.json");
+  std::ofstream(path) << R"({"heads": 8, "layers": [{"name": "swa", "sources": [{"page_size": 256, "width": 128}]}]})";
+  const CliResult result = run_cli({"tune", "--list", "--deployment", path});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("swa/qlen1 h8 packed"), std::string::npos) << result.out;
 }
 
 // A pool size out of range is refused before any device is touched.
