@@ -98,6 +98,17 @@ TEST(CacheErrors, NameTheProblem) {
                  "layers[0].sources[0].width = 1.5");
   }
   {
+    SCOPED_TRACE("ls, stats and export of a file they cannot use (it looked empty)");
+    const std::string not_a_cache = write_file(dir, "not-a-cache.sqlite", std::string(8192, 'x'));
+    for (const char* command : {"ls", "stats", "export"}) {
+      std::vector<std::string> args = {"cache", command, "--cache", not_a_cache};
+      if (std::string(command) == "export") args.insert(args.end(), {"--dir", dir.file("out")});
+      const CliResult result = run_cli(args);
+      EXPECT_EQ(result.exit_code, 2) << command << "\n" << result.out << result.err;
+      EXPECT_NE(result.err.find("is not usable"), std::string::npos) << result.err;
+    }
+  }
+  {
     SCOPED_TRACE("export of a cache file that does not exist creates none");
     expect_error(dir, {"cache", "export", "--dir", dir.file("exported")}, "no cache file");
     EXPECT_FALSE(std::filesystem::exists(dir.file("exported")));
