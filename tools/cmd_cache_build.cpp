@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <climits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -31,7 +32,7 @@ struct BuildOptions {
   std::string deployment_file;
   std::vector<std::string> archs;  // empty: the local GPU's, or sm_100a,sm_103a without one
   int jobs = 0;                    // 0: one per hardware thread
-  int max_context = 131072;
+  int max_context = 0;             // 0: kDefaultMaxContext (presets only)
   bool json = false;
   CacheFileOption cache;
 };
@@ -178,7 +179,9 @@ void add_cache_build_command(CLI::App& cache, int* exit_code) {
   c->add_option("--jobs", o->jobs,
                 "parallel compilations (0, the default: one per hardware thread)");
   c->add_option("--max-context", o->max_context,
-                "presets: the context length that sizes the HCA width (entries = context / 128)");
+                "presets: the context length that sizes the HCA width (entries = context / 128; "
+                "default 131072)")
+      ->check(CLI::Range(kMinMaxContext, INT_MAX));
   c->add_flag("--json", o->json, "JSON summary");
   o->cache.add_to(*c);
   c->callback([o, exit_code] { *exit_code = run_build(*o); });

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <climits>
 #include <sstream>
 
 #include "runtime/validate.h"
@@ -14,7 +15,9 @@ void ProblemOptions::add_to(CLI::App& c) {
   c.add_option("--preset,--deployment", deployment,
                "a preset (dsv4-flash-tp8, ...) or a deployment JSON file");
   c.add_option("--max-context", max_context,
-               "context length sizing the HCA width (entries = context / 128)");
+               "presets: context length sizing the HCA width (entries = context / 128; default "
+               "131072)")
+      ->check(CLI::Range(kMinMaxContext, INT_MAX));
   c.add_option("--layer", layers, "layer types of the deployment to use (swa, csa, hca)")
       ->delimiter(',');
   c.add_option("--layout", layout, "override: packed, uniform or bf16");

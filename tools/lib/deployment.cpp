@@ -25,7 +25,7 @@ constexpr int kWindow = 128;
 constexpr int kWindowPage = 256;
 constexpr int kCsaPage = 64;
 constexpr int kHcaPage = 2;
-constexpr int kHcaRatio = 128;
+constexpr int kHcaRatio = kMinMaxContext;  // entries per HCA entry: a context of one
 
 smla_problem base_problem(int heads) {
   smla_problem p{};
@@ -92,6 +92,7 @@ std::vector<std::string> preset_names() {
 }
 
 Status preset_deployment(const std::string& name, int max_context, Deployment* deployment) {
+  if (max_context == 0) max_context = kDefaultMaxContext;
   if (max_context < kHcaRatio) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "--max-context = {}: must be >= {}", max_context,
                  kHcaRatio);
@@ -274,6 +275,12 @@ Status resolve_deployment(const std::string& name_or_path, int max_context,
   std::error_code ec;
   if (name_or_path.rfind("dsv4-", 0) == 0 && !std::filesystem::exists(name_or_path, ec))
     return preset_deployment(name_or_path, max_context, deployment);
+  if (max_context != 0) {
+    return error(SMLA_ERR_INVALID_ARGUMENT,
+                 "--max-context {}: sizes a preset's HCA width; the deployment file {} gives its "
+                 "own widths",
+                 max_context, name_or_path);
+  }
   return load_deployment_file(name_or_path, deployment);
 }
 

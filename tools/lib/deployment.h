@@ -26,12 +26,17 @@ struct Deployment {
   std::vector<std::pair<std::string, smla_problem>> problems() const;
 };
 
-// "dsv4-flash-tp1|2|4|8", "dsv4-pro-tp1|2|4|8"; max_context sizes the HCA width
-// (context / 128 entries; 131072 by default).
+// The context length that sizes a preset's HCA width unless one is given (context / 128
+// entries), and the least one can be.
+inline constexpr int kDefaultMaxContext = 131072;
+inline constexpr int kMinMaxContext = 128;
+
+// "dsv4-flash-tp1|2|4|8", "dsv4-pro-tp1|2|4|8"; max_context 0 means kDefaultMaxContext.
 std::vector<std::string> preset_names();
 Status preset_deployment(const std::string& name, int max_context, Deployment* deployment);
 Status load_deployment_file(const std::string& path, Deployment* deployment);
-// A preset name or a path to a JSON file.
+// A preset name or a path to a JSON file. A file gives its own widths: a max_context other
+// than 0 is an error for it (it would be ignored).
 Status resolve_deployment(const std::string& name_or_path, int max_context, Deployment* deployment);
 
 std::string problem_text(const smla_problem& problem);  // one line, for tables and logs

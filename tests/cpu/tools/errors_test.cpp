@@ -96,6 +96,14 @@ TEST(CacheErrors, NameTheProblem) {
         R"({"heads": 8, "layers": [{"name": "swa", "sources": [{"page_size": 256, "width": 1.5}]}]})");
     expect_error(dir, {"cache", "build", "--deployment", width, "--arch", "sm_90a"},
                  "layers[0].sources[0].width = 1.5");
+    // A file gives its own widths: --max-context was ignored for it.
+    const std::string file = write_file(
+        dir, "widths.json",
+        R"({"heads": 8, "layers": [{"name": "swa", "sources": [{"page_size": 256, "width": 128}]}]})");
+    expect_error(dir,
+                 {"cache", "build", "--deployment", file, "--max-context", "1048576", "--arch",
+                  "sm_90a"},
+                 "--max-context 1048576: sizes a preset's HCA width");
   }
   {
     SCOPED_TRACE("ls, stats and export of a file they cannot use (it looked empty)");
