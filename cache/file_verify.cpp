@@ -79,7 +79,7 @@ Status check_open_file(SqliteDb& db, VerifyReport* report) {
   // none: pages first (unless SQLite already found damage).
   if (!cache && !empty && (status || !is_damage(db.last_failure()))) {
     const Status pages = check_pages(db, "", report);
-    if (status) status = pages;
+    if (!pages) status = pages;  // a failure of the pages explains more than the version's
   }
   if (!status) {
     if (is_damage(db.last_failure())) {

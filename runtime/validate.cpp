@@ -114,7 +114,13 @@ class CallArrays {
     if (problem.has_sink) add({-1, "sink", args.sink, heads * 4, false});
     for (int s = 0; s < problem.num_sources; ++s) {
       const smla_source_args& src = args.sources[s];
-      add({s, "cache", src.cache, src.num_pages * src.page_stride_bytes, false});
+      // The last page ends at its own bytes, not at the stride: pages of two sources (or
+      // layers) may interleave in one pool, and what follows the pool is not the call's.
+      const int64_t page_bytes =
+          smla_min_page_stride(problem.kv_layout, problem.sources[s].page_size);
+      add({s, "cache", src.cache,
+           src.num_pages > 0 ? (src.num_pages - 1) * src.page_stride_bytes + page_bytes : 0,
+           false});
       add({s, "indices", src.indices,
            ((rows - 1) * src.index_row_stride + problem.sources[s].width) * 4, false});
       if (src.lengths) add({s, "lengths", src.lengths, rows * 4, false});

@@ -27,6 +27,18 @@ std::unique_ptr<CubinStore> CacheFileOption::open(const Logger& log) const {
   return CubinStore::open(options, log);
 }
 
+namespace {
+
+// After the store's warning, which says why.
+void print_not_usable(const char* command, const std::string& file) {
+  fmt::print(stderr,
+             "smla cache {}: {} is not usable (ls, stats, export and gc open a cache as a writer "
+             "would; `smla cache verify` also reads one this user may not write)\n",
+             command, file);
+}
+
+}  // namespace
+
 std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command,
                                                           const Logger& log) const {
   const std::string file = path();
@@ -37,8 +49,7 @@ std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command,
   }
   std::unique_ptr<CubinStore> store = open(log);
   if (file.empty() || store->persistent()) return store;
-  fmt::print(stderr, "smla cache {}: {} is not usable (the cache is memory only)\n", command,
-             file);
+  print_not_usable(command, file);
   return nullptr;
 }
 
@@ -57,7 +68,7 @@ std::unique_ptr<CubinStore> CacheFileOption::open_usable(const char* command,
   if (file.empty()) return nullptr;
   std::unique_ptr<CubinStore> store = open(log);
   if (store->persistent()) return store;
-  fmt::print(stderr, "smla cache {}: {} is not usable (the cache is memory only)\n", command, file);
+  print_not_usable(command, file);
   return nullptr;
 }
 

@@ -66,6 +66,20 @@ TEST(ValidateOutputOverlap, InPlaceAndUnusedArrays) {
   EXPECT_TRUE(IsOk(call.validate()));
 }
 
+// Pages may interleave in a pool (a stride above the page's bytes, as two sources or layers
+// sharing one pool have): the cache ends with its last page's bytes, not with a stride.
+TEST(ValidateOutputOverlap, TheCacheEndsWithItsLastPage) {
+  Call call;
+  smla_source_args& source = call.args.sources[1];
+  const int64_t page_bytes = source.page_stride_bytes;
+  source.page_stride_bytes = 2 * page_bytes;
+  const int64_t end = (source.num_pages - 1) * source.page_stride_bytes + page_bytes;
+  call.args.out = moved<void>(source.cache, end);
+  EXPECT_TRUE(IsOk(call.validate()));
+  call.args.out = moved<void>(source.cache, end - 16);
+  EXPECT_TRUE(IsInvalid(call.validate(), {"args.out", "args.sources[1].cache"}));
+}
+
 TEST(ValidateOutputOverlap, NoExtentPastTheEndOfTheAddressSpace) {
   Call call;
   call.args.q = reinterpret_cast<const void*>(uintptr_t{0xfffffffffffff000});

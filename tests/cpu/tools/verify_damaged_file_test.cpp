@@ -266,6 +266,7 @@ TEST_F(CacheVerifyOfACache, DamageComesBeforeTheForeignVerdict) {
     const CliResult verify = run_cli({"cache", "verify", "--cache", db});
     EXPECT_EQ(verify.exit_code, 1) << verify.out << verify.err;
     EXPECT_NE(verify.out.find("bad: database:"), std::string::npos) << verify.out;
+    EXPECT_EQ(verify.out.find("not a schema version"), std::string::npos) << verify.out;
   }
 }
 
