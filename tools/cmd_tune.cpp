@@ -4,11 +4,13 @@
 // without a GPU.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "autotune/tuning.h"
 #include "runtime/context.h"
+#include "runtime/device_session.h"
 #include "tools/cache_file_option.h"
 #include "tools/commands.h"
 #include "tools/lib/deployment.h"
@@ -76,11 +78,28 @@ int run_tune(TuneCommand o) {
   }
   if (o.list) return list_candidates(o, problems);
 
-  Logger log;
-  apply_log_environment(&log);
+  const auto fail = [](const std::string& why) {
+    fmt::print(stderr, "smla tune: {}\n", why);
+    return 1;
+  };
+  if (std::getenv("SMLA_TILE") != nullptr) {
+    return fail("SMLA_TILE is set: unset it, smla tune picks each context's tile itself");
+  }
   smla_options defaults;
   smla_options_init(&defaults);
-  const std::unique_ptr<CubinStore> store = CubinStore::open(context_store_options(defaults), log);
+  const CubinStore::Options store_options = context_store_options(defaults);
+  const std::string memory_only =
+      "the cache is memory-only, so tuning rows would be lost: set SMLA_CACHE to a file (or "
+      "HOME / XDG_CACHE_HOME)";
+  if (store_options.path.empty()) return fail(memory_only);
+  // Before the cache is opened, which would create its file for nothing.
+  std::unique_ptr<DeviceSession> device;
+  if (status = DeviceSession::open(0, &device); !status) return fail(status.message());
+  device.reset();
+  Logger log;
+  apply_log_environment(&log);
+  const std::unique_ptr<CubinStore> store = CubinStore::open(store_options, log);
+  if (!store->persistent()) return fail(memory_only);  // the file could not be used
   nlohmann::json out = nlohmann::json::array();
   if (!o.json) {
     fmt::print("{:<44} {:>6} {:>11} {:>11} {:>6}  {}\n", "problem", "rows", "heuristic", "best",

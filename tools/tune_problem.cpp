@@ -1,7 +1,6 @@
 #include "tools/tune_problem.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <ctime>
 #include <memory>
 
@@ -74,15 +73,6 @@ Status time_rows(ProblemBench& bench, smla_context* ctx, const std::vector<int>&
 
 Status tune_problem(const smla_problem& problem, const TuneOptions& options, CubinStore& store,
                     const Logger& log, std::vector<TunedBucket>* results) {
-  if (std::getenv("SMLA_TILE") != nullptr) {
-    return error(SMLA_ERR_INVALID_ARGUMENT,
-                 "SMLA_TILE is set: unset it, smla tune picks each context's tile itself");
-  }
-  if (!store.persistent()) {
-    return error(SMLA_ERR_CACHE,
-                 "the cache is memory-only, so tuning rows would be lost: set SMLA_CACHE to a "
-                 "file (or HOME / XDG_CACHE_HOME)");
-  }
   std::unique_ptr<ProblemBench> bench;
   SMLA_TRY(ProblemBench::open(problem, options.bench.pool_gb, &bench));
   DeviceInfo device;

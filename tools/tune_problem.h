@@ -36,7 +36,8 @@ struct TunedBucket {
 };
 
 // Times the candidates with contexts on `store`'s cache file (the one a context with default
-// options opens) and writes each bucket's row there.
+// options opens; persistent, and SMLA_TILE unset: the caller checks) and writes each bucket's
+// row there.
 Status tune_problem(const smla_problem& problem, const TuneOptions& options, CubinStore& store,
                     const Logger& log, std::vector<TunedBucket>* buckets);
 

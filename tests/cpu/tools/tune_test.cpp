@@ -4,6 +4,8 @@
 // message naming them; without a GPU it fails cleanly.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "autotune/tuning.h"
 #include "cpu/tools/cli_test_support.h"
 #include "runtime/device_session.h"
@@ -87,6 +89,7 @@ TEST(Tune, WithoutAGpuFailsCleanly) {
   EXPECT_EQ(result.exit_code, 1) << result.out;
   EXPECT_NE(result.err.find("smla tune: "), std::string::npos) << result.err;
   EXPECT_EQ(result.out.find("tuning rows written"), std::string::npos) << result.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("tuned.sqlite")));  // nothing to write it for
 }
 
 }  // namespace
