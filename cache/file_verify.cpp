@@ -57,17 +57,6 @@ FileState file_state(const std::string& path) {
   return state;
 }
 
-// Whether verify may open `path` as any connection does: this user may write the file and its
-// directory, and the file is not write-protected (root may write anything, but SQLite's -wal
-// and -shm of a 0444 file would take its bits and lock out its owner later).
-bool writable(const std::string& path) {
-  struct stat info {};
-  const std::string directory = std::filesystem::path(path).parent_path().string();
-  return stat(path.c_str(), &info) == 0 && (info.st_mode & 0222) != 0 &&
-         access(path.c_str(), W_OK) == 0 &&
-         access(directory.empty() ? "." : directory.c_str(), W_OK) == 0;
-}
-
 // The checks of an open file; a failure to read is damage or an error by SQLite's code.
 Status check_open_file(SqliteDb& db, VerifyReport* report) {
   SchemaState state;
@@ -132,6 +121,14 @@ Status verify_protected_file(const std::string& path, VerifyReport* report) {
 
 }  // namespace
 
+bool may_write_cache_file(const std::string& path) {
+  struct stat info {};
+  const std::string directory = std::filesystem::path(path).parent_path().string();
+  return stat(path.c_str(), &info) == 0 && (info.st_mode & 0222) != 0 &&
+         access(path.c_str(), W_OK) == 0 &&
+         access(directory.empty() ? "." : directory.c_str(), W_OK) == 0;
+}
+
 Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyReport* report) {
   SMLA_TRY(KernelTable(db).verify(label_prefix, report));
   // The blobs' checksums say nothing about the b-tree pages around them.
@@ -143,7 +140,7 @@ Status verify_cache_file(const std::string& path, int busy_timeout_ms, VerifyRep
   std::error_code ec;
   const std::filesystem::path real = std::filesystem::canonical(path, ec);
   const std::string file = ec ? path : real.string();
-  if (!writable(file)) return verify_protected_file(file, report);
+  if (!may_write_cache_file(file)) return verify_protected_file(file, report);
   // As any connection (so SQLite's -wal and -shm come and go as usual), but query_only. Like
   // any connection it completes a dead writer's transaction (a checkpoint, a rollback).
   std::unique_ptr<SqliteDb> db;

@@ -14,6 +14,11 @@ namespace smla {
 // status is a failure to read the file at all.
 Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyReport* report);
 
+// Whether this user may open the cache file at `path` as a writer: it may write the file and
+// its directory, and the file is not write-protected (root may write anything, but SQLite's
+// -wal and -shm of a 0444 file would take its bits and lock out its owner later).
+bool may_write_cache_file(const std::string& path);
+
 // Verifies the file at `path` without changing its content, waiting up to `busy_timeout_ms`
 // behind a writer. Bytes SQLite finds are not a sound database are damage (reported as such); a
 // file that cannot be read (permissions, a directory, I/O, a write in progress that only a

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "cache/file_size.h"
 #include "cache/file_verify.h"
 #include "cache/kernel_table.h"
 #include "cache/schema.h"
@@ -23,6 +24,18 @@ Status LayeredCubinStore::open_system_cache(const std::string& path, int busy_ti
                  kSchemaVersion);
   }
   *system = std::move(db);
+  return Status::ok();
+}
+
+Status LayeredCubinStore::system_cache_stats(const std::string& path, int busy_timeout_ms,
+                                             StoreStats* stats) {
+  std::unique_ptr<SqliteDb> db;
+  SMLA_TRY(open_system_cache(path, busy_timeout_ms, &db));
+  *stats = StoreStats();
+  SMLA_TRY(KernelTable(*db).totals(&stats->kernels, &stats->cubin_bytes, &stats->hits));
+  SMLA_TRY(TuningTable(*db).count(&stats->tuning_rows));
+  stats->file_bytes = file_size_or_zero(path);
+  stats->path = path;
   return Status::ok();
 }
 

@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <system_error>
 
+#include "cache/file_verify.h"
+#include "cache/layered_store.h"
+
 namespace smla::tools {
 
 void CacheFileOption::add_to(CLI::App& command) {
@@ -32,8 +35,7 @@ namespace {
 // After the store's warning, which says why.
 void print_not_usable(const char* command, const std::string& file) {
   fmt::print(stderr,
-             "smla cache {}: {} is not usable (ls, stats, export and gc open a cache as a writer "
-             "would; `smla cache verify` also reads one this user may not write)\n",
+             "smla cache {}: {} is not usable (the cache is memory only)\n",
              command, file);
 }
 
@@ -47,10 +49,24 @@ std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command,
     log.warn("cache {}: no such file (nothing is created; the cache is empty)", file);
     return CubinStore::open(CubinStore::Options(), log);
   }
-  std::unique_ptr<CubinStore> store = open(log);
-  if (file.empty() || store->persistent()) return store;
+  if (read_only()) {
+    CubinStore::Options options;
+    options.system_path = file;
+    std::unique_ptr<CubinStore> view = CubinStore::open(options, log);
+    StoreStats stats;
+    if (LayeredCubinStore::system_cache_stats(file, options.busy_timeout_ms, &stats)) return view;
+  } else {
+    std::unique_ptr<CubinStore> store = open(log);
+    if (file.empty() || store->persistent()) return store;
+  }
   print_not_usable(command, file);
   return nullptr;
+}
+
+bool CacheFileOption::read_only() const {
+  const std::string file = path();
+  std::error_code ec;
+  return !file.empty() && std::filesystem::exists(file, ec) && !may_write_cache_file(file);
 }
 
 std::string CacheFileOption::existing_file(const char* command) const {

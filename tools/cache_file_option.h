@@ -18,10 +18,14 @@ class CacheFileOption {
   std::string path() const;
   // The user cache only: these commands manage that file, so no system cache is layered in.
   std::unique_ptr<CubinStore> open(const Logger& log) const;
-  // For the commands that only read it: the file's store if the file exists, else an empty
-  // memory-only one after a warning (a mistyped path creates nothing); null, after saying so
-  // on stderr, if the file exists but cannot be used (what it holds would look empty).
+  // For the commands that only read it: the file's store if the file exists (a read-only view
+  // if this user may not write it), else an empty memory-only one after a warning (a mistyped
+  // path creates nothing); null, after saying so on stderr, if the file exists but cannot be
+  // used (what it holds would look empty).
   std::unique_ptr<CubinStore> open_existing(const char* command, const Logger& log) const;
+  // Whether the file exists and this user may not write it: the read-only commands read it as
+  // a system cache is read (immutable, creating nothing beside it).
+  bool read_only() const;
   // The existing cache file's path, or "" after saying on stderr that there is none: `command`
   // must not create one (a mistyped path must not look like an empty cache).
   std::string existing_file(const char* command) const;

@@ -41,7 +41,8 @@ int run_export(const ExportOptions& o) {
   }
   Logger log;
   apply_log_environment(&log);
-  const std::unique_ptr<CubinStore> store = o.cache.open_usable("export", log);
+  if (o.cache.existing_file("export").empty()) return 2;
+  const std::unique_ptr<CubinStore> store = o.cache.open_existing("export", log);
   if (store == nullptr) return 2;
   std::error_code ec;
   std::filesystem::create_directories(o.dir, ec);

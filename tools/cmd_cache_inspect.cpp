@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cache/layered_store.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
 #include "tools/lib/json_text.h"
@@ -66,9 +67,19 @@ int run_ls(const InspectOptions& o) {
 int run_stats(const InspectOptions& o) {
   Logger log;
   apply_log_environment(&log);
-  const std::unique_ptr<CubinStore> store = o.cache.open_existing("stats", log);
-  if (store == nullptr) return 2;
-  const StoreStats s = store->stats();
+  StoreStats s;
+  if (o.cache.read_only()) {
+    const Status read = LayeredCubinStore::system_cache_stats(
+        o.cache.path(), CubinStore::Options().busy_timeout_ms, &s);
+    if (!read) {
+      fmt::print(stderr, "smla cache stats: {}: {}\n", o.cache.path(), read.message());
+      return 2;
+    }
+  } else {
+    const std::unique_ptr<CubinStore> store = o.cache.open_existing("stats", log);
+    if (store == nullptr) return 2;
+    s = store->stats();
+  }
   if (o.json) {
     const nlohmann::json out = {{"kernels", s.kernels},         {"cubin_bytes", s.cubin_bytes},
                                 {"tuning_rows", s.tuning_rows}, {"hits", s.hits},
@@ -77,8 +88,10 @@ int run_stats(const InspectOptions& o) {
     fmt::print("{}\n", json_text(out));
     return 0;
   }
-  fmt::print("path         {}\n", s.persistent ? s.path : "(memory only)");
-  fmt::print("persistent   {}\n", s.persistent ? "yes" : "no");
+  fmt::print("path         {}\n", s.path.empty() ? "(memory only)" : s.path);
+  fmt::print("persistent   {}\n", s.persistent     ? "yes"
+                                  : s.path.empty() ? "no"
+                                                   : "no (read-only: this user may not write it)");
   fmt::print("kernels      {}\n", s.kernels);
   fmt::print("cubins       {} ({} bytes)\n", size_text(s.cubin_bytes), s.cubin_bytes);
   fmt::print("tuning rows  {}\n", s.tuning_rows);

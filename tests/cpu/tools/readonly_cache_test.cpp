@@ -1,9 +1,12 @@
 // `cache build` on a cache file the user may not write still succeeds, compiling in memory,
 // with one warning, and leaves the file as it was; `cache verify` still checks it (read-only).
-// The tests run as root, which ignores permission bits, so the CLI runs as `nobody`.
+// ls, stats and export read it too. The tests run as root, which ignores permission bits, so the
+// CLI runs as `nobody`.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "cpu/tools/cli_test_support.h"
@@ -36,6 +39,41 @@ TEST(CacheBuild, ReadOnlyFileDegradesToMemoryWithOneWarning) {
   EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
   EXPECT_NE(verify.out.find("all clean"), std::string::npos) << verify.out;
   EXPECT_EQ(read_file_bytes(db), before);
+}
+
+// ls, stats and export of a cache this user may not write read it as a system cache is read
+// (they opened it as a writer and showed it empty), and leave it as it was.
+TEST(CacheInspect, ReadsAFileThisUserMayNotWrite) {
+  TempDir dir;
+  const std::string db = dir.file("cache.sqlite");
+  const nlohmann::json built = build_small_cache(dir, db);
+  ASSERT_FALSE(built.is_null());
+  const int kernels = built.at("kernels").get<int>();
+  ASSERT_GT(kernels, 0);
+  ASSERT_EQ(chmod(db.c_str(), 0444), 0);
+  const std::string before = read_file_bytes(db);
+  const std::string out_dir = dir.file("exported");
+  ASSERT_TRUE(std::filesystem::create_directory(out_dir));
+  ASSERT_EQ(chmod(out_dir.c_str(), 0777), 0);
+
+  const CliOptions nobody{{}, /*as_nobody=*/true};
+  const CliResult ls = run_cli({"cache", "ls", "--json", "--cache", db}, nobody);
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_EQ(static_cast<int>(ls.json().size()), kernels) << ls.out;
+  const CliResult stats = run_cli({"cache", "stats", "--json", "--cache", db}, nobody);
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_EQ(stats.json().at("kernels").get<int>(), kernels) << stats.out;
+  EXPECT_EQ(stats.json().at("path").get<std::string>(), db) << stats.out;
+  EXPECT_FALSE(stats.json().at("persistent").get<bool>());
+  const CliResult exported =
+      run_cli({"cache", "export", "--dir", out_dir, "--cache", db}, nobody);
+  EXPECT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_NE(exported.out.find(fmt::format("exported {} cubins", kernels)), std::string::npos)
+      << exported.out;
+  EXPECT_EQ(read_file_bytes(db), before);
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    EXPECT_FALSE(std::filesystem::exists(db + suffix)) << suffix;
+  }
 }
 
 }  // namespace
