@@ -8,6 +8,7 @@
 
 #include "cache/file_verify.h"
 #include "cache/layered_store.h"
+#include "cache/memory_store.h"
 
 namespace smla::tools {
 
@@ -50,11 +51,15 @@ std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command,
     return CubinStore::open(CubinStore::Options(), log);
   }
   if (read_only()) {
-    CubinStore::Options options;
-    options.system_path = file;
-    std::unique_ptr<CubinStore> view = CubinStore::open(options, log);
-    StoreStats stats;
-    if (LayeredCubinStore::system_cache_stats(file, options.busy_timeout_ms, &stats)) return view;
+    // Read as a system cache is: immutable, over an empty memory store.
+    std::unique_ptr<SqliteDb> db;
+    const Status opened = LayeredCubinStore::open_system_cache(
+        file, CubinStore::Options().busy_timeout_ms, &db);
+    if (opened) {
+      return std::make_unique<LayeredCubinStore>(std::move(db),
+                                                 std::make_unique<MemoryCubinStore>(), log);
+    }
+    log.warn("cache {}: {}", file, opened.message());
   } else {
     std::unique_ptr<CubinStore> store = open(log);
     if (file.empty() || store->persistent()) return store;

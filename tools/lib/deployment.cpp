@@ -6,6 +6,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "tools/lib/json_text.h"
@@ -146,30 +147,20 @@ Status get_int(const Json& value, const std::string& where, int* out) {
   return Status::ok();
 }
 
-// `where` names the field, as for get_int.
-Status get_bool(const Json& object, const char* key, bool fallback, const std::string& where,
-                bool* out) {
+// An optional bool or string field: `fallback` when absent. `where` names the field, as for
+// get_int.
+template <typename T>
+Status get_optional(const Json& object, const char* key, const T& fallback,
+                    const std::string& where, T* out) {
   *out = fallback;
   if (!object.contains(key)) return Status::ok();
   const Json& value = object.at(key);
-  if (!value.is_boolean()) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "{} = {}: must be true or false", where,
-                 json_text(value, -1));
+  constexpr bool kBool = std::is_same_v<T, bool>;
+  if (kBool ? !value.is_boolean() : !value.is_string()) {
+    return error(SMLA_ERR_INVALID_ARGUMENT, "{} = {}: must be {}", where, json_text(value, -1),
+                 kBool ? "true or false" : "a string");
   }
-  *out = value.get<bool>();
-  return Status::ok();
-}
-
-Status get_string(const Json& object, const char* key, const std::string& fallback,
-                  const std::string& where, std::string* out) {
-  *out = fallback;
-  if (!object.contains(key)) return Status::ok();
-  const Json& value = object.at(key);
-  if (!value.is_string()) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "{} = {}: must be a string", where,
-                 json_text(value, -1));
-  }
-  *out = value.get<std::string>();
+  *out = value.get<T>();
   return Status::ok();
 }
 
@@ -182,7 +173,7 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
     return object == path ? path + ": " + key : object + "." + key;
   };
   Deployment d;
-  SMLA_TRY(get_string(j, "name", path, field(path, "name"), &d.name));
+  SMLA_TRY(get_optional(j, "name", path, field(path, "name"), &d.name));
   int heads = 0;
   if (!j.contains("heads")) return error(SMLA_ERR_INVALID_ARGUMENT, "{}: no \"heads\"", path);
   SMLA_TRY(get_int(j.at("heads"), field(path, "heads"), &heads));
@@ -202,13 +193,13 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
   std::string text;
   smla_kv_layout layout = SMLA_KV_FP8_PACKED;
   smla_dtype dtype = SMLA_BF16;
-  SMLA_TRY(get_string(j, "kv_layout", "fp8_packed", field(path, "kv_layout"), &text));
+  SMLA_TRY(get_optional<std::string>(j, "kv_layout", "fp8_packed", field(path, "kv_layout"), &text));
   SMLA_TRY(parse_layout(text, &layout));
-  SMLA_TRY(get_string(j, "q_dtype", "bf16", field(path, "q_dtype"), &text));
+  SMLA_TRY(get_optional<std::string>(j, "q_dtype", "bf16", field(path, "q_dtype"), &text));
   SMLA_TRY(parse_dtype(text, &dtype));
   bool has_sink = true, want_lse = false;
-  SMLA_TRY(get_bool(j, "has_sink", true, field(path, "has_sink"), &has_sink));
-  SMLA_TRY(get_bool(j, "want_lse", false, field(path, "want_lse"), &want_lse));
+  SMLA_TRY(get_optional(j, "has_sink", true, field(path, "has_sink"), &has_sink));
+  SMLA_TRY(get_optional(j, "want_lse", false, field(path, "want_lse"), &want_lse));
   if (!j.contains("layers") || !j.at("layers").is_array()) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "{}: \"layers\" must be an array of layer types",
                  path);
@@ -219,7 +210,7 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
     const std::string where = field(path, fmt::format("layers[{}]", i));
     SMLA_TRY(check_keys(l, {"name", "sources"}, where));
     LayerType layer{"", base_problem(heads)};
-    SMLA_TRY(get_string(l, "name", "", field(where, "name"), &layer.name));
+    SMLA_TRY(get_optional<std::string>(l, "name", "", field(where, "name"), &layer.name));
     if (layer.name.empty()) return error(SMLA_ERR_INVALID_ARGUMENT, "{}: no \"name\"", where);
     layer.problem.kv_layout = layout;
     layer.problem.q_dtype = dtype;
