@@ -15,7 +15,7 @@ namespace decode {
 using namespace cfg;
 constexpr DecodeShape kShape = {kHeadsPerCta,  kWarps,    kTileEntries, kStages,
                                 kSegmentTiles, kLayout,   kNumSources,  kWidth0,
-                                kWidth1,       kHeadsOnM, kWgmma};
+                                kWidth1,       kHeadsOnM, kWgmma,       kQFp8};
 constexpr DecodeGeometry kGeo = decode_geometry(kShape);
 
 constexpr bool kPacked = kLayout == kLayoutPacked;
@@ -92,11 +92,21 @@ SMLA_DEVICE float quad_sum(float v) {
 
 // ---- gathering ----------------------------------------------------------------------------------
 
+// With e4m3 operand stages (decode_geometry.cuh) a stage is the K-major operand of an 8-bit
+// product with the 128-byte swizzle: chunk c of entry e (dims 16c .. 16c + 15) sits in column
+// block c / 8, row e, at chunk (c % 8) ^ (e % 8). The wgmma kernel lays out its fp8 query so too.
+constexpr bool kOperandStages = e4m3_operand_stages(kShape);
+constexpr int kOperandBlockBytes = 64 * 128;  // 64 rows of 128 bytes
+SMLA_DEVICE int operand_chunk_offset(int row, int chunk) {
+  return (chunk >> 3) * kOperandBlockBytes + row * 128 + (((chunk & 7) ^ (row & 7)) << 4);
+}
+static_assert(!kOperandStages || kTileEntries == 64, "operand stages of 64 entries");
+
 // kThreadsPerEntry threads copy each entry: thread t copies entry t / kThreadsPerEntry, chunks
 // (t % kThreadsPerEntry) + kThreadsPerEntry * j, so its copies differ by constant offsets.
 // The fp8 layouts' swizzle only flips the two low bits of the chunk, so the stored chunks differ
-// by the same constants (the bf16 layout's three-bit swizzle does not).
-constexpr bool kConstantChunkStride = !kBf16Kv;
+// by the same constants (the bf16 layout's three-bit swizzle and operand stages do not).
+constexpr bool kConstantChunkStride = !kBf16Kv && !kOperandStages;
 SMLA_DEVICE int gathered_entry() { return threadIdx.x / kThreadsPerEntry; }
 
 // The index of this thread's entry of source `kSource`'s tile `local` (or -1 past the length).
@@ -130,8 +140,8 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
   const int first_chunk = threadIdx.x % kThreadsPerEntry;
   // With nothing to read (src_bytes 0) the source only has to be some address of the cache.
   const unsigned char* from = src.cache + page_base + slot * kTokenBytes + first_chunk * 16;
-  const u32 to =
-      smem_u32(smem + kGeo.raw_offset) + (stage * kTileEntries + entry) * kGeo.entry_bytes;
+  const u32 to = smem_u32(smem + kGeo.raw_offset) +
+                 (stage * kTileEntries + (kOperandStages ? 0 : entry)) * kGeo.entry_bytes;
   const u32 bytes = valid ? 16u : 0u;
   // NOTE: the scale copy and the validity byte go first: a register rewritten right after the
   // last 16-byte copy waits until the copies have left the queue of the load/store unit (the
@@ -148,10 +158,11 @@ SMLA_DEVICE void gather_source_tile(const DecodeParams& p, unsigned char* smem, 
   for (int j = 0; j < kCopiesPerThread; ++j) {
     const int chunk = first_chunk + kThreadsPerEntry * j;
     if (chunk < kGeo.chunks_per_entry) {
-      const int stored = kConstantChunkStride
-                             ? stored_chunk(entry, first_chunk) + kThreadsPerEntry * j
-                             : stored_chunk(entry, chunk);
-      cp_async_16(to + stored * 16, from + kThreadsPerEntry * 16 * j, bytes);
+      const int offset = kOperandStages ? operand_chunk_offset(entry, chunk)
+                         : kConstantChunkStride
+                             ? 16 * (stored_chunk(entry, first_chunk) + kThreadsPerEntry * j)
+                             : 16 * stored_chunk(entry, chunk);
+      cp_async_16(to + offset, from + kThreadsPerEntry * 16 * j, bytes);
     }
   }
 }

@@ -29,7 +29,14 @@ struct DecodeShape {
   int width1;
   bool heads_on_m;  // the mma_sync_hm template (decode_heads_m_kernel.cuh)
   bool wgmma;       // the wgmma template (decode_wgmma_kernel.cuh)
+  bool q_fp8;
 };
+
+// The wgmma kernel with fp8 q on the uniform layout multiplies Q K^T in e4m3 straight from the
+// gathered stage, so the stage is laid out as the products' operand (decode_wgmma_kernel.cuh).
+SMLA_HOST_DEVICE constexpr bool e4m3_operand_stages(const DecodeShape& s) {
+  return s.wgmma && s.q_fp8 && s.layout == kLayoutUniform;
+}
 
 // Which of a thread's score values it sums and exponentiates. The parts of an entry block hold
 // partial scores of the same 2 rows x (heads_per_cta / 4) columns per thread; part p owns the
@@ -141,22 +148,25 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry heads_m_geometry(const DecodeShape& s)
   return g;
 }
 
-// The wgmma kernel's map (decode_wgmma_kernel.cuh). Its operands of the products come first,
-// from a 1024-byte aligned base the kernel finds at run time (the 128-byte swizzle works on
-// address bits): the query (bf16), the tile's keys dequantized to bf16 (one buffer: the values
-// of P V too), P (bf16); then the raw ring of the gather, and per head the (max, sum) and the
-// tile's rescale factor. Whole rows only: one segment.
+// The wgmma kernel's map (decode_wgmma_kernel.cuh), from a 1024-byte aligned base the kernel
+// finds at run time (the 128-byte swizzle works on address bits). The products' operands come
+// first: the query (bf16; e4m3 with e4m3_operand_stages), the tile's keys dequantized to
+// bf16 (one buffer: the values of P V too; f16 values only with e4m3_operand_stages), P; then the
+// raw ring of the gather (itself an operand with e4m3_operand_stages: 64-entry blocks of
+// 128-byte rows), and per head the (max, sum) and the tile's rescale factor. Whole rows only:
+// one segment. The room to align the base comes last.
 SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   DecodeGeometry g{};
   geometry_counts(s, g);
+  const bool e4m3 = e4m3_operand_stages(s);
+  if (e4m3) g.entry_bytes = kHeadDim;  // a stage is 4 column blocks of tile_entries x 128 bytes
   int offset = 0;
   g.query_offset = offset;
-  offset += s.heads_per_cta * kHeadDim * 2;
+  offset += s.heads_per_cta * kHeadDim * (e4m3 ? 1 : 2);
   g.keys_offset = offset;
   offset += s.tile_entries * kHeadDim * 2;
   g.prob_offset = offset;
   offset += s.heads_per_cta * s.tile_entries * 2;
-  offset += 1024;  // room to align the base
   g.raw_offset = offset;
   offset += s.stages * s.tile_entries * g.entry_bytes;
   g.scale_offset = offset;
@@ -165,6 +175,7 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   offset += s.heads_per_cta * 3 * 4;
   g.valid_offset = offset;
   offset += s.stages * s.tile_entries;
+  offset += 1024;  // room to align the base
   g.smem_bytes = align_up(offset, 16);
   return g;
 }

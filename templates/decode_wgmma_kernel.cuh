@@ -11,6 +11,10 @@
 //    P and each head's rescale factor in shared memory for warpgroup 1.
 // 3. Each warpgroup accumulates O = P V over 256 of the 512 dims, V being the same bf16 tile
 //    read MN-major: warpgroup 0 with P from registers, warpgroup 1 from shared memory.
+// With fp8 q on the uniform layout (kOperandStages) the gathered stage is itself the K operand:
+// warpgroup 0 computes S in e4m3 products (16 k-steps) from it while warpgroup 1 converts the
+// stage's values into an f16 tile for P V (step 1 leaves the chain), and P is f16. With the lse
+// asked for, S's k-steps are summed in fp32 (compute_scores).
 //
 // The generated prologue defines namespace smla::cfg (see codegen/kernel_source.cpp).
 #pragma once
@@ -22,12 +26,15 @@ namespace smla {
 namespace decode {
 
 static_assert(kWgmma, "the wgmma template");
-static_assert(kHeadsPerCta == 64 && kWarps == 8 && kTileEntries == 64 && kStages == 2,
-              "64 heads per CTA, two warpgroups, 64-entry tiles, two stages");
+static_assert(kHeadsPerCta == 64 && kWarps == 8 && kTileEntries == 64,
+              "64 heads per CTA, two warpgroups, 64-entry tiles");
+static_assert(kStages == 2, "two stages");
 static_assert(!kBf16Kv, "the fp8 layouts");
 static_assert(kGeo.segments == 1, "whole rows");
+static_assert(kGeo.prob_offset - kGeo.query_offset >= kHeadsPerCta * kHeadDim * 2,
+              "O in bf16 is staged where the query and the 16-bit tile are");
 
-constexpr u32 kBlockBytes = 64 * 128;  // 64 rows x 64 bf16 values: one column block of an operand
+constexpr u32 kBlockBytes = 64 * 128;  // 64 rows x 128 bytes: one column block of an operand
 constexpr int kRawChunks = kGeo.chunks_per_entry;  // 16-byte chunks of a raw entry: 36 or 32
 constexpr int kPvBlocks = 4;                       // 64-dim blocks of a warpgroup's 256 value dims
 
@@ -44,18 +51,28 @@ SMLA_DEVICE u32 bf16x2_pow2(int k) {
   return half | (half << 16);
 }
 
-// The CTA's 64 query heads in bf16 (fp8 q converted exactly; its scale is in the score factor).
-// Heads past kNumHeads are zero: their rows are computed and never stored. bf16 q is copied
-// with cp.async, so that it lands beside the first tile's gather; the caller commits the group.
+// The CTA's 64 query heads in bf16 (fp8 q converted exactly; its scale is in the score factor),
+// or with kOperandStages as q's e4m3 bytes in the operand layout of the stages. Heads past
+// kNumHeads are zero: their rows are computed and never stored. bf16 q and the e4m3 bytes are
+// copied with cp.async, so that they land beside the first tile's gather; the caller commits
+// the group.
 SMLA_DEVICE void load_query(const DecodeParams& p, unsigned char* query, int row, int head_group) {
-  for (int i = threadIdx.x; i < kHeadsPerCta * 64; i += kThreads) {
-    const int h = i / 64, chunk = i % 64;  // 8 dims per chunk
+  constexpr int kChunkDims = kOperandStages ? 16 : 8;  // dims per 16-byte chunk of the tile
+  constexpr int kChunks = kHeadDim / kChunkDims;
+  for (int i = threadIdx.x; i < kHeadsPerCta * kChunks; i += kThreads) {
+    const int h = i / kChunks, chunk = i % kChunks;
     const int head = head_group * kHeadsPerCta + h;
     const bool present = head < kNumHeads;
     const i64 offset =
-        present ? (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + chunk * 8 : 0;
+        present ? (i64)row * p.q_row_stride + (i64)head * p.q_head_stride + chunk * kChunkDims : 0;
+    // Absent heads are zero-filled (the source is only some address of q).
+    if (kOperandStages) {
+      cp_async_16(smem_u32(query + operand_chunk_offset(h, chunk)), (const u8*)p.q + offset,
+                  present ? 16u : 0u);
+      continue;
+    }
     unsigned char* to = query + swizzled(h, chunk * 8);
-    if (!kQFp8) {  // absent heads zero-filled (the source is only some address of q)
+    if (!kQFp8) {
       cp_async_16(smem_u32(to), (const u16*)p.q + offset, present ? 16u : 0u);
       continue;
     }
@@ -136,21 +153,59 @@ SMLA_DEVICE void dequantize_tile(const unsigned char* smem, unsigned char* keys,
   }
 }
 
-// S = Q K^T for the CTA's 64 heads and the tile's 64 entries (warpgroup 0). Accumulator 4j + e
-// of a thread holds head 16 warp + g + 8 (e >> 1) and entry 8j + 2c + (e & 1).
+// With kOperandStages, warpgroup 1's thread u (0..127) converts the e4m3 values of entry u % 64,
+// dims 256 (u / 64) .. + 255, from the operand stage into the f16 value tile (swizzled), exactly:
+// kv_scale is in the output factor. Eight consecutive threads meet eight entries, whose 16-byte
+// reads and writes (both swizzled by the entry) miss each other's banks.
+SMLA_DEVICE void convert_values(const unsigned char* stage, unsigned char* values, int u) {
+  const int e = u % kTileEntries, first = 16 * (u / kTileEntries);
+#pragma unroll 4
+  for (int c = first; c < first + 16; ++c) {  // chunk c: dims 16c .. 16c + 15
+    const uint4 x = *(const uint4*)(stage + operand_chunk_offset(e, c));
+    const u32 words[4] = {x.x, x.y, x.z, x.w};
+    u32 out[8];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) e4m3x4_to_f16x2(words[k], out[2 * k], out[2 * k + 1]);
+    *(uint4*)(values + swizzled(e, 16 * c)) = make_uint4(out[0], out[1], out[2], out[3]);
+    *(uint4*)(values + swizzled(e, 16 * c + 8)) = make_uint4(out[4], out[5], out[6], out[7]);
+  }
+}
+
+// S = Q K^T for the CTA's 64 heads and the tile's 64 entries (warpgroup 0): bf16 operands in
+// 16-dim k-steps, or e4m3 ones in 32-dim k-steps with kOperandStages (both 32 bytes a row).
+// Accumulator 4j + e of a thread holds head 16 warp + g + 8 (e >> 1) and entry 8j + 2c + (e & 1).
+// NOTE: wgmma's e4m3 products keep the sum they add to in about 13 mantissa bits, so 16 chained
+// k-steps move the largest scores by up to ~1e-2: inside the tolerance of out, up to 10x past
+// that of the lse (docs/PERFORMANCE.md, "e4m3 scores with fp32 sums"). With the lse asked for,
+// each k-step starts from zero and the steps are summed in fp32 (16% slower).
+constexpr int kE4m3ChainSteps = kWantLse ? 1 : kHeadDim / 32;
+
 SMLA_DEVICE void compute_scores(u32 query, u32 keys, float (&s)[32]) {
   const u64 a = sw128_descriptor(query, 16, 1024), b = sw128_descriptor(keys, 16, 1024);
+  constexpr int kSteps = kHeadDim / (kOperandStages ? 32 : 16);
+  constexpr int kChain = kOperandStages ? kE4m3ChainSteps : kSteps;
+  float chain[32];
 #pragma unroll
-  for (int i = 0; i < 32; ++i) s[i] = 0.0f;
-  wgmma_fence();
+  for (int first = 0; first < kSteps; first += kChain) {
+    wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < kHeadDim / 16; ++kk) {
-    const u32 offset = (kk / 4) * kBlockBytes + (kk % 4) * 32;
-    wgmma_ss<0>(s, advance_descriptor(a, offset), advance_descriptor(b, offset), kk > 0 ? 1 : 0);
+    for (int kk = first; kk < first + kChain; ++kk) {
+      const u32 offset = (kk / 4) * kBlockBytes + (kk % 4) * 32;
+      const int accumulate = kk > first ? 1 : 0;
+      if (kOperandStages) {
+        wgmma_e4m3_ss(chain, advance_descriptor(a, offset), advance_descriptor(b, offset),
+                      accumulate);
+      } else {
+        wgmma_ss<0>(chain, advance_descriptor(a, offset), advance_descriptor(b, offset),
+                    accumulate);
+      }
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+    pin(chain);
+#pragma unroll
+    for (int i = 0; i < 32; ++i) s[i] = first == 0 ? chain[i] : s[i] + chain[i];
   }
-  wgmma_commit();
-  wgmma_wait<0>();
-  pin(s);
 }
 
 struct Lanes {
@@ -159,11 +214,12 @@ struct Lanes {
 };
 
 // The online softmax of warpgroup 0 over one tile: masks invalid entries, moves each head's
-// reference, turns s into P (bf16 A fragments of the 4 k-steps of P V), and rescales the running
-// sums. Returns the heads' rescale factors (1 where the reference stays).
+// reference, turns s into P (A fragments of the 4 k-steps of P V: f16 with kOperandStages, else
+// bf16), and rescales the running sums. Returns the heads' rescale factors (1 where the
+// reference stays).
 // NOTE: the lazy reference of the other kernels (kLazyMargin): a head's reference moves only
-// when a score passes it by the margin, so P <= 2^15 (bf16 and the fp32 sums hold it) and most
-// tiles rescale nothing: 128 multiplies per thread and tile less.
+// when a score passes it by the margin, so P <= 2^15 (f16, bf16 and the fp32 sums hold it) and
+// most tiles rescale nothing: 128 multiplies per thread and tile less.
 SMLA_DEVICE void softmax_tile(const Lanes& t, const u8* valid, float factor, float (&s)[32],
                               float (&running_max)[2], float (&sum)[2], u32 (&probs)[4][4],
                               float (&rescale)[2]) {
@@ -198,7 +254,8 @@ SMLA_DEVICE void softmax_tile(const Lanes& t, const u8* valid, float factor, flo
   for (int ks = 0; ks < 4; ++ks)
 #pragma unroll
     for (int r = 0; r < 4; ++r)
-      probs[ks][r] = pack_bf16x2(s[8 * ks + 2 * r], s[8 * ks + 2 * r + 1]);
+      probs[ks][r] = kOperandStages ? pack_f16x2(s[8 * ks + 2 * r], s[8 * ks + 2 * r + 1])
+                                    : pack_bf16x2(s[8 * ks + 2 * r], s[8 * ks + 2 * r + 1]);
 }
 
 // Accumulator 4j + e of block nb: head t.head(e >> 1), dim 256 group + 64 nb + 8j + 2c + (e & 1).
@@ -224,12 +281,12 @@ SMLA_DEVICE void store_probabilities(unsigned char* probs_smem, const Lanes& t,
 }
 
 SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkItem& w) {
-  // The products' operands start at the first 1024-byte boundary (wgmma_geometry).
+  // The map starts at the first 1024-byte boundary (wgmma_geometry).
   unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);
   unsigned char* query = base + kGeo.query_offset;
-  unsigned char* keys = base + kGeo.keys_offset;
+  unsigned char* tile16 = base + kGeo.keys_offset;  // bf16 keys and values, or f16 values
   unsigned char* probs_smem = base + kGeo.prob_offset;
-  float* rescales = (float*)(smem + kGeo.reduce_offset);  // [head]
+  float* rescales = (float*)(base + kGeo.reduce_offset);  // [head]
   float* stats = rescales + kHeadsPerCta;                 // [head][max, sum]
   Lanes t;
   // NOTE: a value the compiler knows to be warp-uniform (a broadcast): wgmma in branches on it
@@ -241,10 +298,11 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
 
   const TileWalk walk = make_walk(w.length0, w.length1, w.begin, w.end);
   GatherRing ring;
-  ring.start(p, smem, walk, w.length0, w.length1, w.row);
+  ring.start(p, base, walk, w.length0, w.length1, w.row);
   load_query(p, query, w.row, w.head_group);
-  // bf16 q's copies: the loop's first wait covers them, and the fence after its first
-  // dequantization publishes them to the products; this fence publishes fp8 q's stores.
+  // q's copies: the loop's first wait covers them, and the fence after its first dequantization
+  // (or its wait, with kOperandStages) publishes them to the products; this fence publishes the
+  // converted fp8 q's stores.
   cp_async_commit();
   fence_proxy_async();
   // NOTE: loaded here, not in the epilogue, where the load would wait behind the output stores.
@@ -257,25 +315,29 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
 #pragma unroll
     for (int i = 0; i < 32; ++i) o[nb][i] = 0.0f;
   float running_max[2] = {neg_inf(), neg_inf()}, sum[2] = {0.0f, 0.0f};  // warpgroup 0's
-  const u32 values = smem_u32(keys) + t.group * kPvBlocks * kBlockBytes;
+  const u32 values = smem_u32(tile16) + t.group * kPvBlocks * kBlockBytes;
   const u64 values_b = sw128_descriptor(values, kBlockBytes, 1024);
   const u64 probs_a = sw128_descriptor(smem_u32(probs_smem), 16, 1024);
 
   int stage = 0;
   for (int i = 0; i < walk.count; ++i) {
     cp_async_wait<kStages - 2>();
+    if (kOperandStages) fence_proxy_async();  // the products read the stage's copies
     __syncthreads();  // the stage has landed; the last tile's products are done
-    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i, stage);
-    dequantize_tile(smem, keys, stage);
-    fence_proxy_async();
-    __syncthreads();
+    ring.advance(p, base, walk, w.length0, w.length1, w.row, i, stage);
+    const unsigned char* raw = base + kGeo.raw_offset + stage * kTileEntries * kGeo.entry_bytes;
+    if (!kOperandStages) {
+      dequantize_tile(base, tile16, stage);
+      fence_proxy_async();
+      __syncthreads();
+    }
 
     u32 probs[4][4];
     float rescale[2];
     if (t.group == 0) {
       float s[32];
-      compute_scores(smem_u32(query), smem_u32(keys), s);
-      softmax_tile(t, smem + kGeo.valid_offset + stage * kTileEntries, p.score_scale_log2, s,
+      compute_scores(smem_u32(query), smem_u32(kOperandStages ? raw : tile16), s);
+      softmax_tile(t, base + kGeo.valid_offset + stage * kTileEntries, p.score_scale_log2, s,
                    running_max, sum, probs, rescale);
       store_probabilities(probs_smem, t, probs);
       if (t.c == 0) {
@@ -283,8 +345,17 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
         rescales[t.head(1)] = rescale[1];
       }
       fence_proxy_async();
-      named_barrier_arrive(1, 256);
+      // With kOperandStages warpgroup 0 also waits for warpgroup 1's values.
+      if (kOperandStages) {
+        named_barrier_sync(1, 256);
+      } else {
+        named_barrier_arrive(1, 256);
+      }
     } else {
+      if (kOperandStages) {
+        convert_values(raw, tile16, threadIdx.x - 128);
+        fence_proxy_async();
+      }
       named_barrier_sync(1, 256);
       rescale[0] = rescales[t.head(0)];
       rescale[1] = rescales[t.head(1)];
@@ -297,16 +368,17 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
       for (int ks = 0; ks < 4; ++ks)
 #pragma unroll
         for (int nb = 0; nb < kPvBlocks; ++nb) {
-          wgmma_rs<1>(o[nb], probs[ks],
-                      advance_descriptor(values_b, nb * kBlockBytes + ks * 16 * 128));
+          wgmma_rs<1, kOperandStages>(
+              o[nb], probs[ks], advance_descriptor(values_b, nb * kBlockBytes + ks * 16 * 128));
         }
     } else {
 #pragma unroll
       for (int ks = 0; ks < 4; ++ks)
 #pragma unroll
         for (int nb = 0; nb < kPvBlocks; ++nb) {
-          wgmma_ss<1>(o[nb], advance_descriptor(probs_a, ks * 32),
-                      advance_descriptor(values_b, nb * kBlockBytes + ks * 16 * 128), 1);
+          wgmma_ss<1, kOperandStages>(
+              o[nb], advance_descriptor(probs_a, ks * 32),
+              advance_descriptor(values_b, nb * kBlockBytes + ks * 16 * 128), 1);
         }
     }
     wgmma_commit();
@@ -330,9 +402,10 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   // land before O's stores take their place.
   cp_async_wait<0>();
   __syncthreads();
-  // O in bf16 takes the query tile's place (the last products are done), so that the rows leave
-  // in 16-byte stores, whole 512-byte runs per warp (the accumulators' 4-byte pieces would
-  // half-fill their sectors).
+  // O in bf16 takes the query tile's place (the last products are done; an e4m3 query tile is
+  // half as large, and O runs on into the 16-bit tile), so that the rows leave in 16-byte
+  // stores, whole 512-byte runs per warp (the accumulators' 4-byte pieces would half-fill their
+  // sectors).
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int head = w.head_group * kHeadsPerCta + t.head(h);

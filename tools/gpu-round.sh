@@ -32,7 +32,7 @@ if has sanitize; then
   for tool in memcheck racecheck; do
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 \
       carry/smla_gpu_tests --gtest_filter="${SANITIZE_FILTER:-Sanitized.*}" >"$OUT/sanitizer_$tool.log" 2>&1
-    summary+=("compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)")
+    summary+=("compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)")
   done
 fi
 if has race; then

@@ -50,6 +50,13 @@ TEST_F(DecodeWgmma, HeadsLayoutsQTypes) {
       }
     }
   }
+  // Without the lse, fp8 q on the uniform layout chains S's e4m3 k-steps in the tensor core
+  // (compute_scores); with it (above) they are summed in fp32.
+  for (int heads : {64, 128}) {
+    const smla_problem p = make_problem(heads, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1,
+                                        {{256, 128}, {64, 1024}}, true, false);
+    for (int rows : {3, 64}) check(p, rows, ++seed, "wgmma e4m3 scores without lse");
+  }
 }
 
 TEST_F(DecodeWgmma, RowsQueryLengthsAndSources) {
@@ -63,14 +70,15 @@ TEST_F(DecodeWgmma, RowsQueryLengthsAndSources) {
         "wgmma HCA 1M");
   check(make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{61, 128}, {1, 300}}), 7, 1104,
         "wgmma odd pages");
-  // fp8 q on the uniform layout (the lse too: e4m3 products summed in the tensor core missed
-  // its tolerance, decode-kernel.md), odd pages with q_len 2, HCA 1M, a partial head group.
+  // fp8 q on the uniform layout: e4m3 products straight from the gathered stages.
   check(make_problem(128, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 2, {{61, 128}, {1, 300}}), 9, 1105,
-        "wgmma uniform fp8 q, odd pages, q_len 2");
+        "wgmma e4m3 scores, odd pages, q_len 2");
   check(make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {window, {2, 8192}}), 5, 1106,
-        "wgmma uniform fp8 q, HCA 1M");
+        "wgmma e4m3 scores, HCA 1M");
   check(make_problem(96, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {window, {64, 1024}}), 66, 1107,
-        "wgmma uniform fp8 q, a partial head group");
+        "wgmma e4m3 scores, a partial head group");
+  check(make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 2, {window, {2, 8192}}, false, false),
+        6, 1108, "wgmma e4m3 scores without lse or sink, HCA 1M, q_len 2");
 }
 
 TEST_F(DecodeWgmma, ManyInvalidIndicesAndNoSink) {

@@ -1,6 +1,7 @@
 // The wgmma path is a key for sm_90a only: its tile is refused, with the reason, on the other
-// architectures, for the bf16 layout, for another CTA shape and for rows cut into segments;
-// for sm_90a the key's kernel compiles for both fp8 layouts and q dtypes at 64 and 128 heads.
+// architectures, for the bf16 layout, for another CTA shape, for more than two stages and for
+// rows cut into segments; for sm_90a the key's kernel compiles for both fp8 layouts and q dtypes
+// at 64 and 128 heads.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,26 +34,39 @@ TEST(WgmmaKey, RefusedOutsideItsShape) {
   TileConfig narrow = wgmma_tile();
   narrow.heads_per_cta = 32;
   expect_refused(KernelKey::decode("sm_90a", csa, narrow), "64 heads per CTA");
+  TileConfig deeper = wgmma_tile();
+  deeper.stages = 3;
+  expect_refused(KernelKey::decode("sm_90a", csa, deeper), "two stages");
+  smla_problem e4m3 = csa;  // fp8 q on the uniform layout: room for three, but not run so
+  e4m3.kv_layout = SMLA_KV_FP8_UNIFORM;
+  e4m3.q_dtype = SMLA_FP8_E4M3;
+  expect_refused(KernelKey::decode("sm_90a", e4m3, deeper), "two stages");
   TileConfig segmented = wgmma_tile();
   segmented.segment_tiles = 2;  // 18 tiles in 9 segments
   expect_refused(KernelKey::decode("sm_90a", csa, segmented), "whole rows");
+}
+
+void compile_for_sm90a(const KernelKey& key) {
+  SCOPED_TRACE(key.text());
+  ASSERT_EQ(key.unsupported_tile(), "");
+  CompiledKernel compiled;
+  const Status status =
+      compile_to_cubin(kernel_source(key), key.entry_point(), key.arch, &compiled);
+  EXPECT_TRUE(status.is_ok()) << status.message();
+  EXPECT_FALSE(compiled.cubin.empty());
 }
 
 TEST(WgmmaKey, CompilesForSm90a) {
   for (int heads : {64, 128}) {
     for (smla_kv_layout layout : {SMLA_KV_FP8_PACKED, SMLA_KV_FP8_UNIFORM}) {
       for (smla_dtype q : {SMLA_BF16, SMLA_FP8_E4M3}) {
-        smla_problem p = test::dsv4_compressed_problem(heads, 64, 512);
-        p.kv_layout = layout;
-        p.q_dtype = q;
-        const KernelKey key = KernelKey::decode("sm_90a", p, wgmma_tile());
-        SCOPED_TRACE(key.text());
-        ASSERT_EQ(key.unsupported_tile(), "");
-        CompiledKernel compiled;
-        const Status status =
-            compile_to_cubin(kernel_source(key), key.entry_point(), key.arch, &compiled);
-        EXPECT_TRUE(status.is_ok()) << status.message();
-        EXPECT_FALSE(compiled.cubin.empty());
+        for (int lse : {0, 1}) {  // with fp8 q on the uniform layout, two ways to sum S
+          smla_problem p = test::dsv4_compressed_problem(heads, 64, 512);
+          p.kv_layout = layout;
+          p.q_dtype = q;
+          p.want_lse = lse;
+          compile_for_sm90a(KernelKey::decode("sm_90a", p, wgmma_tile()));
+        }
       }
     }
   }
