@@ -96,7 +96,7 @@ typedef struct smla_options {
    * 64. With fp8 q on the uniform layout that kernel multiplies Q K^T as e4m3 products, whose
    * sums the tensor cores keep to about 13 bits: without want_lse the scores move by up to ~2e-3
    * of their magnitude (out stays within tolerance); with want_lse each 32-dim step is summed in
-   * fp32, 16% slower. The environment variable SMLA_BATCH_INVARIANT=0 selects 0, any other
+   * fp32, ~10% slower. The environment variable SMLA_BATCH_INVARIANT=0 selects 0, any other
    * value 1. */
   int batch_invariant;
 } smla_options;
