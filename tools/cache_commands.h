@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/commands.h"
+
 namespace smla::tools {
 
 void add_cache_build_command(CLI::App& cache, int* exit_code);

@@ -79,11 +79,14 @@ void add_bench_command(CLI::App& app, int* exit_code) {
         }
       }
     }
-    if (*json) fmt::print("{}\n", json_text(out));
     if (!status) {
-      fmt::print(stderr, "smla bench: {}\n", status.message());
-      *exit_code = 1;
+      // With --json, stdout holds the rows before the failure, or the error when none came.
+      if (*json && !out.empty()) fmt::print("{}\n", json_text(out));
+      *exit_code =
+          report_failure("bench", status.message(), *json && out.empty(), exit_status_of(status));
+      return;
     }
+    if (*json) fmt::print("{}\n", json_text(out));
   });
 }
 

@@ -137,8 +137,7 @@ int run_build(const BuildOptions& o) {
   }
   if (status) status = deployment_kernels(deployment, archs, &keys);
   if (!status) {
-    fmt::print(stderr, "smla cache build: {}\n", status.message());
-    return 1;
+    return report_failure("cache build", status.message(), o.json, exit_status_of(status));
   }
   Logger log;
   apply_log_environment(&log);
@@ -157,7 +156,7 @@ int run_build(const BuildOptions& o) {
     }
   }
   print_summary(deployment.name, archs, report, *store, o.json);
-  return report.counts.failed == 0 ? 0 : 1;
+  return report.counts.failed == 0 ? 0 : kExitFailed;
 }
 
 }  // namespace

@@ -36,19 +36,19 @@ int run_export(const ExportOptions& o) {
     if (!is_supported_arch(arch)) {
       fmt::print(stderr, "smla cache export: --arch {}: expected sm_90a, sm_100a or sm_103a\n",
                  arch);
-      return 1;
+      return kExitUsage;
     }
   }
   Logger log;
   apply_log_environment(&log);
-  if (o.cache.existing_file("export").empty()) return 2;
+  if (o.cache.existing_file("export").empty()) return kExitUsage;
   const std::unique_ptr<CubinStore> store = o.cache.open_existing("export", log);
-  if (store == nullptr) return 2;
+  if (store == nullptr) return kExitUsage;
   std::error_code ec;
   std::filesystem::create_directories(o.dir, ec);
   if (ec) {
     fmt::print(stderr, "smla cache export: cannot create {}: {}\n", o.dir, ec.message());
-    return 1;
+    return kExitFailed;
   }
   std::string index;
   int exported = 0;
@@ -76,7 +76,7 @@ int run_export(const ExportOptions& o) {
   const Status status = write_file(o.dir + "/index.txt", index.data(), index.size());
   if (!status) {
     fmt::print(stderr, "smla cache export: {}\n", status.message());
-    return 1;
+    return kExitFailed;
   }
   fmt::print("exported {} cubins ({}) to {}{}\n", exported, size_text(bytes), o.dir,
              failed > 0 ? fmt::format("; {} failed", failed) : "");

@@ -33,7 +33,7 @@ int run_ls(const InspectOptions& o) {
   Logger log;
   apply_log_environment(&log);
   const std::unique_ptr<CubinStore> store = o.cache.open_existing("ls", log);
-  if (store == nullptr) return 2;
+  if (store == nullptr) return kExitUsage;
   const std::vector<KernelEntry> entries = store->list();
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -73,11 +73,11 @@ int run_stats(const InspectOptions& o) {
         o.cache.path(), CubinStore::Options().busy_timeout_ms, &s);
     if (!read) {
       fmt::print(stderr, "smla cache stats: {}: {}\n", o.cache.path(), read.message());
-      return 2;
+      return kExitUsage;
     }
   } else {
     const std::unique_ptr<CubinStore> store = o.cache.open_existing("stats", log);
-    if (store == nullptr) return 2;
+    if (store == nullptr) return kExitUsage;
     s = store->stats();
   }
   if (o.json) {
@@ -106,7 +106,7 @@ int run_path(const CacheFileOption& cache) {
     fmt::print(stderr,
                "smla cache path: no cache file, kernels stay in memory (set SMLA_CACHE, "
                "XDG_CACHE_HOME or HOME, or pass --cache PATH)\n");
-    return 1;
+    return kExitUsage;
   }
   fmt::print("{}\n", path);
   return 0;

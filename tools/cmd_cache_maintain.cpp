@@ -19,8 +19,6 @@
 namespace smla::tools {
 namespace {
 
-constexpr int kNoUsableCache = 2;
-
 struct GcOptions {
   int64_t max_bytes = -1;  // < 0: no size bound, only other toolchains' entries go
   CacheFileOption cache;
@@ -30,11 +28,12 @@ struct GcOptions {
 // that does not read as a database is damage, not a missing cache.
 int run_verify(const CacheFileOption& cache) {
   const std::string path = cache.existing_file("verify");
-  if (path.empty()) return kNoUsableCache;
+  if (path.empty()) return kExitUsage;
   VerifyReport report;
-  if (Status status = verify_cache_file(path, CubinStore::Options().busy_timeout_ms, &report); !status) {
+  if (Status status = verify_cache_file(path, CubinStore::Options().busy_timeout_ms, &report);
+      !status) {
     fmt::print(stderr, "smla cache verify: {}\n", status.message());
-    return kNoUsableCache;
+    return kExitUsage;
   }
   if (report.clean()) {
     fmt::print("{}: {} kernels checked, all clean\n", path, report.checked);
@@ -42,14 +41,14 @@ int run_verify(const CacheFileOption& cache) {
   }
   fmt::print("{}: {} kernels checked, {} bad:\n", path, report.checked, report.bad.size());
   for (const std::string& bad : report.bad) fmt::print("bad: {}\n", bad);
-  return 1;
+  return kExitFailed;
 }
 
 int run_gc(const GcOptions& o) {
   Logger log;
   apply_log_environment(&log);
   const std::unique_ptr<CubinStore> store = o.cache.open_usable("gc", log);
-  if (store == nullptr) return kNoUsableCache;
+  if (store == nullptr) return kExitUsage;
   const GcReport report = store->gc(o.max_bytes, toolchain_fingerprint());
   fmt::print("removed {} kernels; cubins {} ({} bytes) before, {} ({} bytes) after\n",
              report.removed, size_text(report.bytes_before), report.bytes_before,

@@ -2,17 +2,29 @@
 // reference, on random inputs (invalid indices, random lengths, NaN in unselected slots).
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "reference/attention.h"
 #include "runtime/validate.h"
 #include "tools/commands.h"
 #include "tools/lib/deployment.h"
 #include "tools/lib/device_case.h"
+#include "tools/lib/json_text.h"
 #include "tools/problem_options.h"
 
 namespace smla::tools {
 namespace {
 
-int run_check(const ProblemOptions& problems, const std::vector<int>& rows, uint64_t seed) {
+nlohmann::json comparison_json(const ref::Comparison& c) {
+  return {{"out_rel_l2", c.out_rel_l2},
+          {"lse_max_abs", c.lse_max_abs},
+          {"nan_or_inf", c.nan_count},
+          {"empty_row_errors", c.empty_row_errors},
+          {"elements", c.elements}};
+}
+
+int run_check(const ProblemOptions& problems, const std::vector<int>& rows, uint64_t seed,
+              bool json) {
   std::vector<std::pair<std::string, smla_problem>> selected;
   Status status = problems.resolve(&selected);
   std::unique_ptr<DeviceSession> session;
@@ -22,10 +34,11 @@ int run_check(const ProblemOptions& problems, const std::vector<int>& rows, uint
   CUstream stream = nullptr;
   if (status) status = session->create_stream(&stream);
   if (!status) {
-    fmt::print(stderr, "smla check: {}\n", status.message());
-    return 1;
+    smla_context_destroy(ctx);
+    return report_failure("check", status.message(), json, exit_status_of(status));
   }
   int failures = 0;
+  nlohmann::json cases = nlohmann::json::array();
   for (const auto& [label, problem] : selected) {
     for (int r : rows) {
       ref::CaseSpec spec;
@@ -42,14 +55,32 @@ int run_check(const ProblemOptions& problems, const std::vector<int>& rows, uint
       }
       const bool ok = result.status && result.comparison.passed(ref::Tolerance{});
       failures += ok ? 0 : 1;
+      if (json) {
+        nlohmann::json c = {{"layer", label},
+                            {"problem", problem_text(problem)},
+                            {"rows", spec.num_rows},
+                            {"seed", spec.seed},
+                            {"passed", ok}};
+        if (result.status) {
+          c.update(comparison_json(result.comparison));
+        } else {
+          c["error"] = result.status.message();
+        }
+        cases.push_back(c);
+        continue;
+      }
       fmt::print("{} {:<10} {:<44} rows {:>4}: {}\n", ok ? "PASS" : "FAIL", label,
                  problem_text(problem), spec.num_rows,
                  result.status ? result.comparison.summary() : result.status.message());
     }
   }
   smla_context_destroy(ctx);
-  fmt::print("{} problems x {} row counts: {} failed\n", selected.size(), rows.size(), failures);
-  return failures == 0 ? 0 : 1;
+  if (json) {
+    fmt::print("{}\n", json_text({{"cases", cases}, {"failed", failures}}));
+  } else {
+    fmt::print("{} problems x {} row counts: {} failed\n", selected.size(), rows.size(), failures);
+  }
+  return failures == 0 ? 0 : kExitFailed;
 }
 
 }  // namespace
@@ -64,8 +95,10 @@ void add_check_command(CLI::App& app, int* exit_code) {
   c->add_option("--rows", *rows, "requests per call (rows = requests * q_len)")
       ->delimiter(',')
       ->check(CLI::Range(1, kMaxRows / SMLA_MAX_Q_LEN));
+  auto json = std::make_shared<bool>(false);
   c->add_option("--seed", *seed, "first random seed");
-  c->callback([=] { *exit_code = run_check(*problems, *rows, *seed); });
+  c->add_flag("--json", *json, "JSON output: every case's errors and the number failed");
+  c->callback([=] { *exit_code = run_check(*problems, *rows, *seed, *json); });
 }
 
 }  // namespace smla::tools

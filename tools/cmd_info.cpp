@@ -4,21 +4,36 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "reference/attention.h"
 #include "runtime/context.h"
 #include "tools/commands.h"
+#include "tools/lib/json_text.h"
 
 namespace smla::tools {
 namespace {
 
-int run_info() {
+int run_info(bool json) {
   std::unique_ptr<Context> context;
   const Status status = Context::create(nullptr, &context);
   if (!status) {
-    fmt::print(stderr, "smla info: {}\n", status.message());
-    return 1;
+    return report_failure("info", status.message(), json, kExitFailed);
+  }
+  if (json) {
+    nlohmann::json gpu = nullptr;
+    if (context->has_device()) {
+      const DeviceInfo& d = context->device();
+      gpu = {{"ordinal", d.ordinal},
+             {"name", d.name},
+             {"arch", d.arch},
+             {"sm_count", d.sm_count},
+             {"driver_version", d.driver_version}};
+    }
+    fmt::print("{}\n", json_text({{"version", smla_version()}, {"gpu", gpu}}));
+    return 0;
   }
   fmt::print("{}\n", smla_version());
   if (context->has_device()) {
@@ -90,15 +105,16 @@ int run_selftest() {
                  ok ? "PASS" : "FAIL", n, h, err);
     }
   }
-  return failures == 0 ? 0 : 1;
+  return failures == 0 ? 0 : kExitFailed;
 }
 
 }  // namespace
 
 void add_info_commands(CLI::App& app, int* exit_code) {
-  app.add_subcommand("info", "print the version and the GPU")->callback([=] {
-    *exit_code = run_info();
-  });
+  CLI::App* info = app.add_subcommand("info", "print the version and the GPU");
+  auto json = std::make_shared<bool>(false);
+  info->add_flag("--json", *json, "JSON object: version, gpu (null without one)");
+  info->callback([=] { *exit_code = run_info(*json); });
   app.add_subcommand("selftest", "check the CPU reference against closed-form cases")
       ->callback([=] { *exit_code = run_selftest(); });
 }

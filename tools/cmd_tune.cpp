@@ -47,8 +47,9 @@ Status distinct_problems(const TuneCommand& o,
 int list_candidates(const TuneCommand& o,
                     const std::vector<std::pair<std::string, smla_problem>>& problems) {
   if (!is_supported_arch(o.arch)) {
-    fmt::print(stderr, "smla tune: --arch {}: expected sm_90a, sm_100a or sm_103a\n", o.arch);
-    return 1;
+    return report_failure("tune",
+                          fmt::format("--arch {}: expected sm_90a, sm_100a or sm_103a", o.arch),
+                          o.json, kExitUsage);
   }
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [label, problem] : problems) {
@@ -72,18 +73,15 @@ int run_tune(TuneCommand o) {
   o.tune.batch_invariant = !o.batch_variant;
   std::vector<std::pair<std::string, smla_problem>> problems;
   Status status = distinct_problems(o, &problems);
-  if (!status) {
-    fmt::print(stderr, "smla tune: {}\n", status.message());
-    return 1;
-  }
+  if (!status) return report_failure("tune", status.message(), o.json, exit_status_of(status));
   if (o.list) return list_candidates(o, problems);
 
-  const auto fail = [](const std::string& why) {
-    fmt::print(stderr, "smla tune: {}\n", why);
-    return 1;
+  const auto fail = [&o](const std::string& why, int exit_status) {
+    return report_failure("tune", why, o.json, exit_status);
   };
   if (std::getenv("SMLA_TILE") != nullptr) {
-    return fail("SMLA_TILE is set: unset it, smla tune picks each context's tile itself");
+    return fail("SMLA_TILE is set: unset it, smla tune picks each context's tile itself",
+                kExitUsage);
   }
   smla_options defaults;
   smla_options_init(&defaults);
@@ -91,15 +89,15 @@ int run_tune(TuneCommand o) {
   const std::string memory_only =
       "the cache is memory-only, so tuning rows would be lost: set SMLA_CACHE to a file (or "
       "HOME / XDG_CACHE_HOME)";
-  if (store_options.path.empty()) return fail(memory_only);
+  if (store_options.path.empty()) return fail(memory_only, kExitUsage);
   // Before the cache is opened, which would create its file for nothing.
   std::unique_ptr<DeviceSession> device;
-  if (status = DeviceSession::open(0, &device); !status) return fail(status.message());
+  if (status = DeviceSession::open(0, &device); !status) return fail(status.message(), kExitFailed);
   device.reset();
   Logger log;
   apply_log_environment(&log);
   const std::unique_ptr<CubinStore> store = CubinStore::open(store_options, log);
-  if (!store->persistent()) return fail(memory_only);  // the file could not be used
+  if (!store->persistent()) return fail(memory_only, kExitUsage);  // the file could not be used
   nlohmann::json out = nlohmann::json::array();
   if (!o.json) {
     fmt::print("{:<44} {:>6} {:>11} {:>11} {:>6}  {}\n", "problem", "rows", "heuristic", "best",
@@ -129,11 +127,12 @@ int run_tune(TuneCommand o) {
       }
     }
   }
-  if (o.json) fmt::print("{}\n", json_text(out));
   if (!status) {
-    fmt::print(stderr, "smla tune: {}\n", status.message());
-    return 1;
+    // With --json, stdout holds the results before the failure, or the error when none came.
+    if (o.json && !out.empty()) fmt::print("{}\n", json_text(out));
+    return report_failure("tune", status.message(), o.json && out.empty(), kExitFailed);
   }
+  if (o.json) fmt::print("{}\n", json_text(out));
   if (!o.json) {
     fmt::print("tuning rows written to {} (us: per call, summed over the rows timed)\n",
                store->path());

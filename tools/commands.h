@@ -1,10 +1,14 @@
 // The subcommands of the smla CLI; each file tools/cmd_*.cpp adds one group to the app.
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <string>
+
+#include "support/status.h"
+#include "tools/lib/json_text.h"
 
 namespace smla::tools {
 
@@ -18,6 +22,28 @@ inline const CLI::Validator kFinite(
                  : "Value " + text + " is not a finite number";
     },
     "FINITE");
+
+// Every command's exit status (README): 0 success; kExitFailed when the work failed (a check, a
+// compile, a damaged cache, the GPU); kExitUsage when it could not start what was asked: a usage
+// error, a deployment or problem the API refuses, a cache file it cannot use.
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+// What the caller asked for is refused (SMLA_ERR_INVALID_ARGUMENT): kExitUsage, else kExitFailed.
+inline int exit_status_of(const Status& status) {
+  if (status) return 0;
+  return status.code() == SMLA_ERR_INVALID_ARGUMENT ? kExitUsage : kExitFailed;
+}
+
+// A command that failed before any result: "smla COMMAND: message" on stderr and, with --json,
+// {"error": message} on stdout, so that stdout is JSON whenever --json was given. Returns
+// `exit_status`.
+inline int report_failure(const char* command, const std::string& message, bool json,
+                          int exit_status) {
+  fmt::print(stderr, "smla {}: {}\n", command, message);
+  if (json) fmt::print("{}\n", json_text({{"error", message}}));
+  return exit_status;
+}
 
 // Each returns through `exit_code` when its subcommand ran.
 void add_info_commands(CLI::App& app, int* exit_code);

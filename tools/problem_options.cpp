@@ -61,6 +61,16 @@ Status ProblemOptions::resolve(std::vector<std::pair<std::string, smla_problem>>
     SMLA_TRY(resolve_deployment(deployment, max_context, &d));
   }
   if (!q_lens.empty()) d.q_lens = q_lens;
+  // Every --layer must name a layer: one mistyped beside a right one selected less, silently.
+  std::string names;
+  for (const LayerType& layer : d.layers) names += (names.empty() ? "" : ", ") + layer.name;
+  for (const std::string& wanted : layers) {
+    const auto named = [&](const LayerType& layer) { return layer.name == wanted; };
+    if (std::none_of(d.layers.begin(), d.layers.end(), named)) {
+      return error(SMLA_ERR_INVALID_ARGUMENT,
+                   "no layer of the deployment matches --layer {} (it has {})", wanted, names);
+    }
+  }
   for (const auto& [label, problem] : d.problems()) {
     const std::string layer = label.substr(0, label.find('/'));
     if (!layers.empty() && std::find(layers.begin(), layers.end(), layer) == layers.end()) continue;
@@ -91,12 +101,6 @@ Status ProblemOptions::resolve(std::vector<std::pair<std::string, smla_problem>>
     const Status valid = validate_problem(&p);
     if (!valid) return Status(valid.code(), label + ": " + valid.message());
     problems->emplace_back(label, p);
-  }
-  if (problems->empty()) {
-    std::string names;
-    for (const LayerType& layer : d.layers) names += (names.empty() ? "" : ", ") + layer.name;
-    return error(SMLA_ERR_INVALID_ARGUMENT, "no layer of the deployment matches --layer {} (it has {})",
-                 fmt::join(layers, ","), names);
   }
   return Status::ok();
 }

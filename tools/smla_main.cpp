@@ -27,9 +27,10 @@ int main(int argc, char** argv) {
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !rest.empty()) {
       fmt::print(stderr, "smla: unknown command \"{}\"\nRun with --help for the commands.\n",
                  rest.front());
-      return e.get_exit_code();
+      return smla::tools::kExitUsage;
     }
-    return app.exit(e);
+    // --help and --version arrive here too, with CLI11's success code.
+    return app.exit(e) == 0 ? 0 : smla::tools::kExitUsage;
   }
   return exit_code;
 }
