@@ -76,7 +76,8 @@ DecodeShape KernelKey::shape() const {
                      width[1],
                      tile.mma == MmaPath::kMmaSyncHeadsM,
                      tile.mma == MmaPath::kWgmma,
-                     q_dtype == SMLA_FP8_E4M3};
+                     q_dtype == SMLA_FP8_E4M3,
+                     lse};
 }
 
 const char* KernelKey::entry_point() const {

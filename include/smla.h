@@ -93,10 +93,10 @@ typedef struct smla_options {
    * which). 0: calls of many rows may run a faster kernel whose results differ from those of
    * few-row calls in the last bits (within the tolerance of SEMANTICS.md): on sm_90a, problems
    * of 64 or 128 heads on an fp8 layout run the wgmma kernel once num_rows * num_heads / 64 >=
-   * 64. With fp8 q on the uniform layout that kernel multiplies Q K^T as e4m3 products, whose
-   * sums the tensor cores keep to about 13 bits: without want_lse the scores move by up to ~2e-3
-   * of their magnitude (out stays within tolerance); with want_lse each 32-dim step is summed in
-   * fp32, ~10% slower. The environment variable SMLA_BATCH_INVARIANT=0 selects 0, any other
+   * 64. With fp8 q on the uniform layout and want_lse 0 that kernel multiplies Q K^T as e4m3
+   * products, whose sums the tensor cores keep to about 13 bits: the scores move by up to ~2e-3
+   * of their magnitude, out stays within tolerance (an lse would not, so with want_lse it
+   * multiplies in bf16). The environment variable SMLA_BATCH_INVARIANT=0 selects 0, any other
    * value 1. */
   int batch_invariant;
 } smla_options;

@@ -13,9 +13,9 @@ namespace smla {
 namespace decode {
 
 using namespace cfg;
-constexpr DecodeShape kShape = {kHeadsPerCta,  kWarps,    kTileEntries, kStages,
-                                kSegmentTiles, kLayout,   kNumSources,  kWidth0,
-                                kWidth1,       kHeadsOnM, kWgmma,       kQFp8};
+constexpr DecodeShape kShape = {kHeadsPerCta, kWarps,      kTileEntries, kStages, kSegmentTiles,
+                                kLayout,      kNumSources, kWidth0,      kWidth1, kHeadsOnM,
+                                kWgmma,       kQFp8,       kWantLse};
 constexpr DecodeGeometry kGeo = decode_geometry(kShape);
 
 constexpr bool kPacked = kLayout == kLayoutPacked;

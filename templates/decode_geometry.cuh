@@ -30,12 +30,14 @@ struct DecodeShape {
   bool heads_on_m;  // the mma_sync_hm template (decode_heads_m_kernel.cuh)
   bool wgmma;       // the wgmma template (decode_wgmma_kernel.cuh)
   bool q_fp8;
+  bool want_lse;
 };
 
 // The wgmma kernel with fp8 q on the uniform layout multiplies Q K^T in e4m3 straight from the
-// gathered stage, so the stage is laid out as the products' operand (decode_wgmma_kernel.cuh).
+// gathered stage, so the stage is laid out as the products' operand (decode_wgmma_kernel.cuh),
+// unless the lse is asked for: the tensor cores' e4m3 sums would cost it up to 2e-2.
 SMLA_HOST_DEVICE constexpr bool e4m3_operand_stages(const DecodeShape& s) {
-  return s.wgmma && s.q_fp8 && s.layout == kLayoutUniform;
+  return s.wgmma && s.q_fp8 && !s.want_lse && s.layout == kLayoutUniform;
 }
 
 // Which of a thread's score values it sums and exponentiates. The parts of an entry block hold

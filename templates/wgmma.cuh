@@ -36,10 +36,9 @@ SMLA_DEVICE void fence_proxy_async() {
 // NOTE: the accumulators of an issued wgmma belong to the tensor cores until wgmma_wait; this
 // empty asm ties each register to the point where it is called, so the compiler moves no read
 // or write of them across the issue or the wait.
-template <int kN>
-SMLA_DEVICE void pin(float (&d)[kN]) {
+SMLA_DEVICE void pin(float (&d)[32]) {
 #pragma unroll
-  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < 32; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 #define SMLA_WGMMA_D32                                                                          \
@@ -96,19 +95,6 @@ SMLA_DEVICE void wgmma_e4m3_ss(float (&d)[32], u64 a, u64 b, int accumulate) {
       "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 " SMLA_WGMMA_D32
       ", %32, %33, p, 1, 1; }"
       : SMLA_WGMMA_D32_OPERANDS
-      : "l"(a), "l"(b), "r"(accumulate));
-}
-
-// The same for a 32 x 32 B (half the entries): 16 accumulators a thread, 4j + e for entry
-// 8j + 2c + (e & 1).
-SMLA_DEVICE void wgmma_e4m3_ss_n32(float (&d)[16], u64 a, u64 b, int accumulate) {
-  asm volatile(
-      "{ .reg .pred p; setp.ne.b32 p, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1; }"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15])
       : "l"(a), "l"(b), "r"(accumulate));
 }
 

@@ -50,12 +50,25 @@ TEST_F(DecodeWgmma, HeadsLayoutsQTypes) {
       }
     }
   }
-  // Without the lse, fp8 q on the uniform layout chains S's e4m3 k-steps in the tensor core
-  // (compute_scores); with it (above) they are summed in fp32.
+  // Without the lse, fp8 q on the uniform layout multiplies Q K^T in e4m3 (compute_scores);
+  // with it (above) in bf16.
   for (int heads : {64, 128}) {
     const smla_problem p = make_problem(heads, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1,
                                         {{256, 128}, {64, 1024}}, true, false);
     for (int rows : {3, 64}) check(p, rows, ++seed, "wgmma e4m3 scores without lse");
+  }
+}
+
+// The e4m3 scores' error grows with the logits (the tensor cores keep their sums to ~13 bits):
+// out stays within tolerance at 8x the other tests' softmax scale (|s| up to ~80), and with the
+// lse asked for, the bf16 products keep the lse within it too.
+TEST_F(DecodeWgmma, LargerLogits) {
+  for (bool lse : {false, true}) {
+    const smla_problem p = make_problem(128, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1,
+                                        {{256, 128}, {64, 1024}}, true, lse);
+    ref::CaseSpec spec = spec_for(p, 64, lse ? 1401 : 1400);
+    spec.softmax_scale *= 8.0f;
+    check_case(spec, lse ? "wgmma 8x logits, lse" : "wgmma 8x logits, e4m3 scores", {}, ctx_);
   }
 }
 
@@ -70,15 +83,19 @@ TEST_F(DecodeWgmma, RowsQueryLengthsAndSources) {
         "wgmma HCA 1M");
   check(make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{61, 128}, {1, 300}}), 7, 1104,
         "wgmma odd pages");
-  // fp8 q on the uniform layout: e4m3 products straight from the gathered stages.
-  check(make_problem(128, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 2, {{61, 128}, {1, 300}}), 9, 1105,
-        "wgmma e4m3 scores, odd pages, q_len 2");
-  check(make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {window, {2, 8192}}), 5, 1106,
-        "wgmma e4m3 scores, HCA 1M");
-  check(make_problem(96, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {window, {64, 1024}}), 66, 1107,
-        "wgmma e4m3 scores, a partial head group");
+  // fp8 q on the uniform layout without the lse: e4m3 products straight from the gathered
+  // stages; with it, bf16 ones.
+  check(
+      make_problem(128, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 2, {{61, 128}, {1, 300}}, true, false),
+      9, 1105, "wgmma e4m3 scores, odd pages, q_len 2");
+  check(make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {window, {2, 8192}}, true, false),
+        5, 1106, "wgmma e4m3 scores, HCA 1M");
+  check(make_problem(96, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {window, {64, 1024}}, true, false),
+        66, 1107, "wgmma e4m3 scores, a partial head group");
   check(make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 2, {window, {2, 8192}}, false, false),
-        6, 1108, "wgmma e4m3 scores without lse or sink, HCA 1M, q_len 2");
+        6, 1108, "wgmma e4m3 scores without sink, HCA 1M, q_len 2");
+  check(make_problem(128, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 2, {{61, 128}, {1, 300}}), 9, 1109,
+        "wgmma uniform fp8 q with lse, odd pages, q_len 2");
 }
 
 TEST_F(DecodeWgmma, ManyInvalidIndicesAndNoSink) {

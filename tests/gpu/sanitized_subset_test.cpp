@@ -81,8 +81,10 @@ TEST(Sanitized, BatchVariantMode) {
   check_case(spec_for(p, 60, 1101), "sanitized, wave split", exact, ctx);
   const smla_problem wide = make_problem(64, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}});
   check_case(spec_for(wide, 64, 1200), "sanitized, wgmma", exact, ctx);
-  // fp8 q on the uniform layout: warpgroup 1 converts values while warpgroup 0 multiplies.
-  const smla_problem e4m3 = make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}});
+  // fp8 q on the uniform layout without the lse: warpgroup 1 converts values while warpgroup 0
+  // multiplies.
+  const smla_problem e4m3 =
+      make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}}, true, false);
   check_case(spec_for(e4m3, 64, 1201), "sanitized, wgmma e4m3 scores", exact, ctx);
   smla_context_destroy(ctx);
 }

@@ -1,7 +1,7 @@
 // The wgmma path is a key for sm_90a only: its tile is refused, with the reason, on the other
 // architectures, for the bf16 layout, for another CTA shape, for more than two stages and for
 // rows cut into segments; for sm_90a the key's kernel compiles for both fp8 layouts and q dtypes
-// at 64 and 128 heads.
+// at 64 and 128 heads, with e4m3 scores for fp8 q on the uniform layout only without the lse.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -56,11 +56,29 @@ void compile_for_sm90a(const KernelKey& key) {
   EXPECT_FALSE(compiled.cubin.empty());
 }
 
+// fp8 q on the uniform layout takes e4m3 scores from operand stages (a smaller map: an fp8
+// query tile) only without the lse, whose tolerance their sums would miss.
+TEST(WgmmaKey, E4m3ScoresOnlyWithoutTheLse) {
+  smla_problem p = test::dsv4_compressed_problem(128, 64, 1024);
+  p.kv_layout = SMLA_KV_FP8_UNIFORM;
+  p.q_dtype = SMLA_FP8_E4M3;
+  p.want_lse = 0;
+  const KernelKey e4m3 = KernelKey::decode("sm_90a", p, wgmma_tile());
+  p.want_lse = 1;
+  const KernelKey with_lse = KernelKey::decode("sm_90a", p, wgmma_tile());
+  EXPECT_TRUE(e4m3_operand_stages(e4m3.shape()));
+  EXPECT_FALSE(e4m3_operand_stages(with_lse.shape()));
+  EXPECT_LT(e4m3.geometry().smem_bytes, with_lse.geometry().smem_bytes);
+  p.q_dtype = SMLA_BF16;
+  p.want_lse = 0;
+  EXPECT_FALSE(e4m3_operand_stages(KernelKey::decode("sm_90a", p, wgmma_tile()).shape()));
+}
+
 TEST(WgmmaKey, CompilesForSm90a) {
   for (int heads : {64, 128}) {
     for (smla_kv_layout layout : {SMLA_KV_FP8_PACKED, SMLA_KV_FP8_UNIFORM}) {
       for (smla_dtype q : {SMLA_BF16, SMLA_FP8_E4M3}) {
-        for (int lse : {0, 1}) {  // with fp8 q on the uniform layout, two ways to sum S
+        for (int lse : {0, 1}) {  // with fp8 q on the uniform layout, e4m3 or bf16 scores
           smla_problem p = test::dsv4_compressed_problem(heads, 64, 512);
           p.kv_layout = layout;
           p.q_dtype = q;
