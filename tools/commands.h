@@ -29,10 +29,13 @@ inline const CLI::Validator kFinite(
 constexpr int kExitFailed = 1;
 constexpr int kExitUsage = 2;
 
-// What the caller asked for is refused (SMLA_ERR_INVALID_ARGUMENT): kExitUsage, else kExitFailed.
+// What the caller asked for is refused (SMLA_ERR_INVALID_ARGUMENT, or SMLA_ERR_UNSUPPORTED as
+// the C API's validation says of some problems): kExitUsage, else kExitFailed.
 inline int exit_status_of(const Status& status) {
   if (status) return 0;
-  return status.code() == SMLA_ERR_INVALID_ARGUMENT ? kExitUsage : kExitFailed;
+  const bool refused =
+      status.code() == SMLA_ERR_INVALID_ARGUMENT || status.code() == SMLA_ERR_UNSUPPORTED;
+  return refused ? kExitUsage : kExitFailed;
 }
 
 // A command that failed before any result: "smla COMMAND: message" on stderr and, with --json,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <smla.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,12 @@ int main(int argc, char** argv) {
       return smla::tools::kExitUsage;
     }
     // --help and --version arrive here too, with CLI11's success code.
-    return app.exit(e) == 0 ? 0 : smla::tools::kExitUsage;
+    if (app.exit(e) == 0) return 0;
+    // With --json, stdout is JSON for a refused option too (app.exit wrote the message to stderr).
+    if (std::find(argv + 1, argv + argc, std::string("--json")) != argv + argc) {
+      fmt::print("{}\n", smla::tools::json_text({{"error", e.what()}}));
+    }
+    return smla::tools::kExitUsage;
   }
   return exit_code;
 }

@@ -100,10 +100,10 @@ TEST(CacheErrors, NameTheProblem) {
     const std::string file = write_file(
         dir, "widths.json",
         R"({"heads": 8, "layers": [{"name": "swa", "sources": [{"page_size": 256, "width": 128}]}]})");
-    expect_error(dir,
-                 {"cache", "build", "--deployment", file, "--max-context", "1048576", "--arch",
-                  "sm_90a"},
-                 "--max-context 1048576: sizes a preset's HCA width");
+    expect_error(
+        dir,
+        {"cache", "build", "--deployment", file, "--max-context", "1048576", "--arch", "sm_90a"},
+        "--max-context 1048576: sizes a preset's HCA width");
   }
   {
     SCOPED_TRACE("ls, stats and export of a file they cannot use (it looked empty)");
@@ -172,10 +172,21 @@ TEST(BenchErrors, OptionsOutOfRange) {
       {"tune", "--list", "--sources", "256:128x"},
       {"tune", "--list", "--sources", "0:0"},
       {"tune", "--list", "--preset", "dsv4-flash-tp8", "--layer", "bogus"},
+      {"tune", "--list", "--preset", "dsv4-flash-tp8", "--layer", "csa,mla"},  // mla was ignored
+      {"tune", "--list", "--sources", "4000000:64"},  // a page of 2 GiB: UNSUPPORTED, still 2
   };
-  const char* named[] = {"--repeats", "--iters", "--rows",        "--pool-gb",
-                         "--margin",  "--rows",  "--heads",       "--sources",
-                         "problem.sources[0].page_size = 0", "--layer bogus (it has swa, csa, hca)"};
+  const char* named[] = {"--repeats",
+                         "--iters",
+                         "--rows",
+                         "--pool-gb",
+                         "--margin",
+                         "--rows",
+                         "--heads",
+                         "--sources",
+                         "problem.sources[0].page_size = 0",
+                         "--layer bogus (it has swa, csa, hca)",
+                         "--layer mla (it has swa, csa, hca)",
+                         "2 GiB"};
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(named[i]);
     const CliResult result = run_cli(cases[i]);
@@ -201,7 +212,8 @@ TEST(JsonOutput, BytesThatAreNotUtf8) {
 TEST(DeploymentFile, ANamePresetsStartWithIsAFile) {
   TempDir dir;
   const std::string path = dir.file("dsv4-mine.json");
-  std::ofstream(path) << R"({"heads": 8, "layers": [{"name": "swa", "sources": [{"page_size": 256, "width": 128}]}]})";
+  std::ofstream(path)
+      << R"({"heads": 8, "layers": [{"name": "swa", "sources": [{"page_size": 256, "width": 128}]}]})";
   const CliResult result = run_cli({"tune", "--list", "--deployment", path});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find("swa/qlen1 h8 packed"), std::string::npos) << result.out;

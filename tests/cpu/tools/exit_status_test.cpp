@@ -71,6 +71,13 @@ TEST(JsonOutput, FailuresBeforeAnyResultAreAnErrorObject) {
     EXPECT_NE(json_error(result).find("llama"), std::string::npos) << result.out;
   }
   {
+    SCOPED_TRACE("an option value CLI11 refuses");
+    const CliResult result = run_cli(
+        {"bench", "--json", "--preset", "dsv4-flash-tp8", "--rows", "1", "--pool-gb", "100"});
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_NE(json_error(result).find("--pool-gb"), std::string::npos) << result.out;
+  }
+  {
     SCOPED_TRACE("tune of a layer the deployment lacks");
     const CliResult result =
         run_cli({"tune", "--json", "--preset", "dsv4-flash-tp8", "--layer", "mla"},
