@@ -18,9 +18,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
   auto json = std::make_shared<bool>(false);
   auto overheads = std::make_shared<bool>(false);
   problems->add_to(*c);
-  c->add_option("--rows", options->rows, "row counts")
-      ->delimiter(',')
-      ->check(CLI::Range(1, kMaxRows));
+  add_list_option(*c, "--rows", &options->rows, "row counts", CLI::Range(1, kMaxRows));
   c->add_option("--iters", options->iterations, "graph replays per measurement")
       ->check(CLI::Range(1, 1000000));
   c->add_option("--repeats", options->repeats, "measurements (the median is reported)")

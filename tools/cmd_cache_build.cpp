@@ -171,10 +171,9 @@ void add_cache_build_command(CLI::App& cache, int* exit_code) {
                     fmt::format("an embedded deployment: {}", fmt::join(preset_names(), ", ")));
   c->add_option("--deployment", o->deployment_file, "a deployment JSON file or a preset's name")
       ->excludes(preset);
-  c->add_option("--arch", o->archs,
-                "targets: sm_90a, sm_100a, sm_103a (default: the local GPU's, "
-                "or sm_100a,sm_103a without one)")
-      ->delimiter(',');
+  add_list_option(*c, "--arch", &o->archs,
+                  "targets: sm_90a, sm_100a, sm_103a (default: the local GPU's, "
+                  "or sm_100a,sm_103a without one)");
   c->add_option("--jobs", o->jobs,
                 "parallel compilations (0, the default: one per hardware thread)");
   c->add_option("--max-context", o->max_context,

@@ -90,7 +90,7 @@ void add_cache_export_command(CLI::App& cache, int* exit_code) {
   CLI::App* c = cache.add_subcommand(
       "export", "write the cached cubins to a directory (<id>.cubin and index.txt)");
   c->add_option("--dir", o->dir, "output directory (created if missing)")->required();
-  c->add_option("--arch", o->archs, "only these architectures")->delimiter(',');
+  add_list_option(*c, "--arch", &o->archs, "only these architectures");
   o->cache.add_to(*c);
   c->callback([o, exit_code] { *exit_code = run_export(*o); });
 }

@@ -92,9 +92,8 @@ void add_check_command(CLI::App& app, int* exit_code) {
   auto rows = std::make_shared<std::vector<int>>(std::vector<int>{1, 5, 64});
   auto seed = std::make_shared<uint64_t>(1);
   problems->add_to(*c);
-  c->add_option("--rows", *rows, "requests per call (rows = requests * q_len)")
-      ->delimiter(',')
-      ->check(CLI::Range(1, kMaxRows / SMLA_MAX_Q_LEN));
+  add_list_option(*c, "--rows", rows.get(), "requests per call (rows = requests * q_len)",
+                  CLI::Range(1, kMaxRows / SMLA_MAX_Q_LEN));
   auto json = std::make_shared<bool>(false);
   c->add_option("--seed", *seed, "first random seed");
   c->add_flag("--json", *json, "JSON output: every case's errors and the number failed");

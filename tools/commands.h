@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/status.h"
 #include "tools/lib/json_text.h"
@@ -22,6 +24,32 @@ inline const CLI::Validator kFinite(
                  : "Value " + text + " is not a finite number";
     },
     "FINITE");
+
+// A comma-separated list option ("--rows 1,8,64"; repeating it adds: "--rows 1 --rows 8"). Each
+// use takes exactly one argument and every item must parse and pass `item_check`: with CLI11's
+// delimiter an empty item ("--arch ,") made the option take the next argument instead.
+template <typename T>
+CLI::Option* add_list_option(CLI::App& app, const std::string& name, std::vector<T>* values,
+                             const std::string& description,
+                             const CLI::Validator& item_check = CLI::Validator()) {
+  const auto parse = [name, values, item_check](const std::vector<std::string>& args) {
+    values->clear();
+    for (const std::string& arg : args) {
+      std::string item;
+      for (std::istringstream items(arg + ","); std::getline(items, item, ',');) {
+        if (item.empty()) throw CLI::ValidationError(name, "an empty item in \"" + arg + "\"");
+        std::string checked = item;
+        const std::string why = item_check(checked);
+        if (!why.empty()) throw CLI::ValidationError(name, why);
+        T value{};
+        if (!CLI::detail::lexical_cast(item, value)) throw CLI::ConversionError(item, name);
+        values->push_back(value);
+      }
+    }
+  };
+  return app.add_option_function<std::vector<std::string>>(name, parse, description)
+      ->allow_extra_args(false);
+}
 
 // Every command's exit status (README): 0 success; kExitFailed when the work failed (a check, a
 // compile, a damaged cache, the GPU); kExitUsage when it could not start what was asked: a usage

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "runtime/validate.h"
+#include "tools/commands.h"
 #include "tools/lib/deployment.h"
 
 namespace smla::tools {
@@ -18,14 +19,13 @@ void ProblemOptions::add_to(CLI::App& c) {
                "presets: context length sizing the HCA width (entries = context / 128; default "
                "131072)")
       ->check(CLI::Range(kMinMaxContext, INT_MAX));
-  c.add_option("--layer", layers, "layer types of the deployment to use (swa, csa, hca)")
-      ->delimiter(',');
+  add_list_option(c, "--layer", &layers, "layer types of the deployment to use (swa, csa, hca)");
   c.add_option("--layout", layout, "override: packed, uniform or bf16");
   c.add_option("--q", q_dtype, "override: bf16 or fp8");
   c.add_option("--heads", heads, "override: heads on this rank")
       ->check(CLI::Range(1, SMLA_MAX_HEADS));
   c.add_option("--sources", sources, "instead of a deployment: page_size:width[,page_size:width]");
-  c.add_option("--q-len", q_lens, "override: MTP query lengths")->delimiter(',');
+  add_list_option(c, "--q-len", &q_lens, "override: MTP query lengths");
   c.add_flag("--lse", lse, "also return the lse");
   c.add_flag("--no-sink", no_sink, "without the attention sink");
 }

@@ -63,7 +63,7 @@ TEST(Sanitized, SourceWithoutPages) {
 // Batch-variant mode: the few-row split (20 one-tile segments a row, so the combine kernel's
 // two-dims-a-thread shape), a wave split, and on sm_90a the wgmma kernel (64 CTAs of 64 heads;
 // the default tiles elsewhere: bf16 q copied by cp.async, the output through shared memory;
-// and fp8 q on the uniform layout, the e4m3 products).
+// and fp8 q on the uniform layout: e4m3 products without the lse, bf16 ones with it).
 TEST(Sanitized, BatchVariantMode) {
   SMLA_REQUIRE_GPU();
   smla_context* ctx = nullptr;
@@ -86,6 +86,9 @@ TEST(Sanitized, BatchVariantMode) {
   const smla_problem e4m3 =
       make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}}, true, false);
   check_case(spec_for(e4m3, 64, 1201), "sanitized, wgmma e4m3 scores", exact, ctx);
+  // With the lse: bf16 products, fp8 q converted and stored into shared memory by the threads.
+  const smla_problem fp8_q = make_problem(64, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1, {{256, 128}});
+  check_case(spec_for(fp8_q, 64, 1202), "sanitized, wgmma, uniform fp8 q with lse", exact, ctx);
   smla_context_destroy(ctx);
 }
 

@@ -50,8 +50,11 @@ void compile_for_sm90a(const KernelKey& key) {
   SCOPED_TRACE(key.text());
   ASSERT_EQ(key.unsupported_tile(), "");
   CompiledKernel compiled;
-  const Status status =
-      compile_to_cubin(kernel_source(key), key.entry_point(), key.arch, &compiled);
+  // The device's map must be the host's (smem_bytes sizes the launch).
+  const std::string source =
+      kernel_source(key) + "\nstatic_assert(smla::decode::kGeo.smem_bytes == " +
+      std::to_string(key.geometry().smem_bytes) + ", \"the host's shared-memory map\");\n";
+  const Status status = compile_to_cubin(source, key.entry_point(), key.arch, &compiled);
   EXPECT_TRUE(status.is_ok()) << status.message();
   EXPECT_FALSE(compiled.cubin.empty());
 }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cpu/tools/cli_test_support.h"
@@ -174,6 +175,8 @@ TEST(BenchErrors, OptionsOutOfRange) {
       {"tune", "--list", "--preset", "dsv4-flash-tp8", "--layer", "bogus"},
       {"tune", "--list", "--preset", "dsv4-flash-tp8", "--layer", "csa,mla"},  // mla was ignored
       {"tune", "--list", "--sources", "4000000:64"},  // a page of 2 GiB: UNSUPPORTED, still 2
+      {"bench", "--preset", "dsv4-flash-tp8", "--rows", "1,,2"},
+      {"cache", "export", "--arch", ",", "--dir", "out"},  // took --dir as its value
   };
   const char* named[] = {"--repeats",
                          "--iters",
@@ -186,7 +189,10 @@ TEST(BenchErrors, OptionsOutOfRange) {
                          "problem.sources[0].page_size = 0",
                          "--layer bogus (it has swa, csa, hca)",
                          "--layer mla (it has swa, csa, hca)",
-                         "2 GiB"};
+                         "2 GiB",
+                         "--rows: an empty item in \"1,,2\"",
+                         "--arch: an empty item in \",\""};
+  ASSERT_EQ(cases.size(), std::size(named));
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(named[i]);
     const CliResult result = run_cli(cases[i]);

@@ -97,5 +97,24 @@ TEST(JsonOutput, FailuresBeforeAnyResultAreAnErrorObject) {
   }
 }
 
+// List options take "a,b" and repeat ("--layer csa --layer swa"), and take one argument a use.
+TEST(ListOptions, CommasAndRepeatsAdd) {
+  const CliResult repeated =
+      run_cli({"tune", "--list", "--preset", "dsv4-flash-tp8", "--layer", "csa", "--layer", "swa"});
+  ASSERT_EQ(repeated.exit_code, 0) << repeated.err;
+  for (const char* label : {"csa/qlen1", "swa/qlen1"}) {
+    EXPECT_NE(repeated.out.find(label), std::string::npos) << label << "\n" << repeated.out;
+  }
+  EXPECT_EQ(repeated.out.find("hca/"), std::string::npos) << repeated.out;
+  // The second item of "2,0" is read: q_len 0 is refused.
+  const CliResult listed =
+      run_cli({"tune", "--list", "--preset", "dsv4-flash-tp8", "--q-len", "2,0"});
+  EXPECT_EQ(listed.exit_code, 2) << listed.out;
+  EXPECT_NE(listed.err.find("qlen0"), std::string::npos) << listed.err;
+  const CliResult spaced =
+      run_cli({"tune", "--list", "--preset", "dsv4-flash-tp8", "--layer", "csa", "swa"});
+  EXPECT_EQ(spaced.exit_code, 2) << spaced.out;  // "swa" is not a second value of --layer
+}
+
 }  // namespace
 }  // namespace smla::cli_test
