@@ -78,10 +78,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       }
     }
     if (!status) {
-      // With --json, stdout holds the rows before the failure, or the error when none came.
-      if (*json && !out.empty()) fmt::print("{}\n", json_text(out));
-      *exit_code =
-          report_failure("bench", status.message(), *json && out.empty(), exit_status_of(status));
+      *exit_code = report_failure("bench", status.message(), *json, out, exit_status_of(status));
       return;
     }
     if (*json) fmt::print("{}\n", json_text(out));

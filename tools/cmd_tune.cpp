@@ -127,11 +127,7 @@ int run_tune(TuneCommand o) {
       }
     }
   }
-  if (!status) {
-    // With --json, stdout holds the results before the failure, or the error when none came.
-    if (o.json && !out.empty()) fmt::print("{}\n", json_text(out));
-    return report_failure("tune", status.message(), o.json && out.empty(), kExitFailed);
-  }
+  if (!status) return report_failure("tune", status.message(), o.json, out, kExitFailed);
   if (o.json) fmt::print("{}\n", json_text(out));
   if (!o.json) {
     fmt::print("tuning rows written to {} (us: per call, summed over the rows timed)\n",

@@ -76,6 +76,14 @@ inline int report_failure(const char* command, const std::string& message, bool 
   return exit_status;
 }
 
+// The same after some of `results` (a JSON array, filled only with --json) may have come: with
+// --json, stdout holds them, or the error object when none came.
+inline int report_failure(const char* command, const std::string& message, bool json,
+                          const nlohmann::json& results, int exit_status) {
+  if (json && !results.empty()) fmt::print("{}\n", json_text(results));
+  return report_failure(command, message, json && results.empty(), exit_status);
+}
+
 // Each returns through `exit_code` when its subcommand ran.
 void add_info_commands(CLI::App& app, int* exit_code);
 void add_cache_commands(CLI::App& app, int* exit_code);

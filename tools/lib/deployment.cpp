@@ -6,8 +6,8 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
-#include <type_traits>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "tools/lib/json_text.h"
 
@@ -138,8 +138,9 @@ Status check_keys(const Json& object, std::initializer_list<const char*> known,
 // `where` names the field: "file.json: layers[0].sources[1].width".
 Status get_int(const Json& value, const std::string& where, int* out) {
   if (!value.is_number_integer() ||
-      (value.is_number_unsigned() ? value.get<uint64_t>() > INT_MAX
-                                  : value.get<int64_t>() < INT_MIN || value.get<int64_t>() > INT_MAX)) {
+      (value.is_number_unsigned()
+           ? value.get<uint64_t>() > INT_MAX
+           : value.get<int64_t>() < INT_MIN || value.get<int64_t>() > INT_MAX)) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "{} = {}: must be a 32-bit integer", where,
                  json_text(value, -1));
   }
@@ -165,9 +166,9 @@ Status get_optional(const Json& object, const char* key, const T& fallback,
 }
 
 Status parse_deployment(const Json& j, const std::string& path, Deployment* deployment) {
-  SMLA_TRY(check_keys(j, {"name", "heads", "q_dtype", "kv_layout", "has_sink", "want_lse",
-                          "q_lens", "layers"},
-                      path));
+  SMLA_TRY(check_keys(
+      j, {"name", "heads", "q_dtype", "kv_layout", "has_sink", "want_lse", "q_lens", "layers"},
+      path));
   // Fields are named from the file: "file.json: heads", "file.json: layers[0].sources[1].width".
   const auto field = [&](const std::string& object, const std::string& key) {
     return object == path ? path + ": " + key : object + "." + key;
@@ -193,7 +194,8 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
   std::string text;
   smla_kv_layout layout = SMLA_KV_FP8_PACKED;
   smla_dtype dtype = SMLA_BF16;
-  SMLA_TRY(get_optional<std::string>(j, "kv_layout", "fp8_packed", field(path, "kv_layout"), &text));
+  SMLA_TRY(
+      get_optional<std::string>(j, "kv_layout", "fp8_packed", field(path, "kv_layout"), &text));
   SMLA_TRY(parse_layout(text, &layout));
   SMLA_TRY(get_optional<std::string>(j, "q_dtype", "bf16", field(path, "q_dtype"), &text));
   SMLA_TRY(parse_dtype(text, &dtype));
@@ -201,8 +203,7 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
   SMLA_TRY(get_optional(j, "has_sink", true, field(path, "has_sink"), &has_sink));
   SMLA_TRY(get_optional(j, "want_lse", false, field(path, "want_lse"), &want_lse));
   if (!j.contains("layers") || !j.at("layers").is_array()) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "{}: \"layers\" must be an array of layer types",
-                 path);
+    return error(SMLA_ERR_INVALID_ARGUMENT, "{}: \"layers\" must be an array of layer types", path);
   }
   const Json& layers = j.at("layers");
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -227,8 +228,8 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
       SMLA_TRY(check_keys(sources[s], {"page_size", "width"}, at));
       smla_source_desc& source = layer.problem.sources[s];
       source = {SMLA_SOURCE_LIST, 0, 0};
-      for (const auto& [key, value] : {std::pair{"page_size", &source.page_size},
-                                       std::pair{"width", &source.width}}) {
+      for (const auto& [key, value] :
+           {std::pair{"page_size", &source.page_size}, std::pair{"width", &source.width}}) {
         if (!sources[s].contains(key)) {
           return error(SMLA_ERR_INVALID_ARGUMENT, "{}: no \"{}\"", at, key);
         }
