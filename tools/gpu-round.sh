@@ -115,7 +115,7 @@ if has sass; then
     sass=$(cuobjdump -sass "$f")
     echo "$(basename "$f"): LDL=$(grep -c 'LDL' <<<"$sass") STL=$(grep -c 'STL' <<<"$sass") HMMA=$(grep -c HMMA <<<"$sass") QMMA=$(grep -c QMMA <<<"$sass") LDSM=$(grep -c 'LDSM' <<<"$sass") F2FP=$(grep -c 'F2FP' <<<"$sass") LDGSTS=$(grep -c 'LDGSTS' <<<"$sass")" >>"$OUT/sass.txt"
   done
-  summary+=("sass: $(wc -l <"$OUT/sass.txt") cubins, $(grep -cv 'LDL=0 STL=0' "$OUT/sass.txt") with local memory")
+  summary+=("sass: $(wc -l <"$OUT/sass.txt") cubins, $(grep -cv 'LDL=0 STL=0' "$OUT/sass.txt") with local memory, $(grep -cv 'QMMA=0' "$OUT/sass.txt") with QMMA")
 fi
 
 echo "==== summary"
