@@ -3,7 +3,7 @@
 // named with --deployment is the same deployment.
 #include <gtest/gtest.h>
 
-#include "cpu/tools/cli_test_support.h"
+#include "support/cli_process.h"
 
 namespace smla::cli_test {
 namespace {

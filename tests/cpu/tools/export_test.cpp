@@ -6,7 +6,7 @@
 #include <fstream>
 #include <map>
 
-#include "cpu/tools/cli_test_support.h"
+#include "support/cli_process.h"
 
 namespace smla::cli_test {
 namespace {

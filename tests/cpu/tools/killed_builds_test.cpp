@@ -9,7 +9,7 @@
 #include <random>
 #include <thread>
 
-#include "cpu/tools/cli_test_support.h"
+#include "support/cli_process.h"
 
 namespace smla::cli_test {
 namespace {

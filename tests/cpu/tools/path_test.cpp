@@ -2,7 +2,7 @@
 // $XDG_CACHE_HOME/smla/cache.sqlite, else ~/.cache/smla/cache.sqlite.
 #include <gtest/gtest.h>
 
-#include "cpu/tools/cli_test_support.h"
+#include "support/cli_process.h"
 
 namespace smla::cli_test {
 namespace {

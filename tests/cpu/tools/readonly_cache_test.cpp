@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cpu/tools/cli_test_support.h"
+#include "support/cli_process.h"
 
 namespace smla::cli_test {
 namespace {
@@ -65,8 +65,7 @@ TEST(CacheInspect, ReadsAFileThisUserMayNotWrite) {
   EXPECT_EQ(stats.json().at("kernels").get<int>(), kernels) << stats.out;
   EXPECT_EQ(stats.json().at("path").get<std::string>(), db) << stats.out;
   EXPECT_FALSE(stats.json().at("persistent").get<bool>());
-  const CliResult exported =
-      run_cli({"cache", "export", "--dir", out_dir, "--cache", db}, nobody);
+  const CliResult exported = run_cli({"cache", "export", "--dir", out_dir, "--cache", db}, nobody);
   EXPECT_EQ(exported.exit_code, 0) << exported.err;
   EXPECT_NE(exported.out.find(fmt::format("exported {} cubins", kernels)), std::string::npos)
       << exported.out;

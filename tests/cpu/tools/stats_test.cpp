@@ -3,7 +3,7 @@
 
 #include <filesystem>
 
-#include "cpu/tools/cli_test_support.h"
+#include "support/cli_process.h"
 
 namespace smla::cli_test {
 namespace {

@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "autotune/tuning.h"
-#include "cpu/tools/cli_test_support.h"
 #include "runtime/device_session.h"
+#include "support/cli_process.h"
 #include "tools/lib/deployment.h"
 
 namespace smla::cli_test {
@@ -30,8 +30,8 @@ TEST(Tune, ListsEachLayersCandidatesOnce) {
   for (const char* arch : {"sm_90a", "sm_100a"}) {
     for (const bool variant : {false, true}) {
       SCOPED_TRACE(std::string(arch) + (variant ? " batch-variant" : " batch-invariant"));
-      std::vector<std::string> args = {"tune", "--list",  "--json", "--preset", "dsv4-pro-tp8",
-                                       "--arch", arch};
+      std::vector<std::string> args = {"tune",         "--list", "--json", "--preset",
+                                       "dsv4-pro-tp8", "--arch", arch};
       if (variant) args.push_back("--batch-variant");
       const CliResult result = run_cli(args);
       ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/tools/cli_test_support.h"
+#include "support/cli_process.h"
 
 namespace smla::cli_test {
 namespace {

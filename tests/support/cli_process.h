@@ -1,6 +1,6 @@
-// Helpers shared by the CLI tests: they run the real `smla` binary (SMLA_CLI_PATH) as a child
-// process, in a fresh scratch directory per test, optionally as `nobody` so that file
-// permissions hold although the tests run as root.
+// Helpers shared by the CLI tests: they run the real `smla` binary (this build's, or the one
+// beside the test binary) as a child process, in a fresh scratch directory per test, optionally as
+// `nobody` so that file permissions hold although the tests run as root.
 #pragma once
 
 #include <sys/types.h>

@@ -1,4 +1,4 @@
-#include "cpu/tools/cli_test_support.h"
+#include "support/cli_process.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -36,9 +36,18 @@ std::string make_temp_file(const char* what) {
   return pattern;
 }
 
+// The CLI of this build (SMLA_CLI_PATH), or, where the binaries were carried to another machine
+// without the build tree (tools/gpu-carry.sh), the `smla` beside this test binary.
+std::string cli_path() {
+  if (access(SMLA_CLI_PATH, X_OK) == 0) return SMLA_CLI_PATH;
+  std::error_code ec;
+  return (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "smla").string();
+}
+
 // In the forked child: redirect, set the environment, drop privileges, exec. Never returns.
-[[noreturn]] void exec_cli(const std::vector<std::string>& args, const CliOptions& options,
-                           const std::string& out_path, const std::string& err_path) {
+[[noreturn]] void exec_cli(std::string program, const std::vector<std::string>& args,
+                           const CliOptions& options, const std::string& out_path,
+                           const std::string& err_path) {
   const int out = open(out_path.c_str(), O_WRONLY | O_TRUNC);
   const int err = open(err_path.c_str(), O_WRONLY | O_TRUNC);
   if (out < 0 || err < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
@@ -52,7 +61,6 @@ std::string make_temp_file(const char* what) {
   }
   if (options.timeout_s > 0) alarm(options.timeout_s);  // kept across exec
   std::vector<char*> argv;
-  std::string program = SMLA_CLI_PATH;
   argv.push_back(program.data());
   std::vector<std::string> copies = args;
   for (std::string& arg : copies) argv.push_back(arg.data());
@@ -70,10 +78,11 @@ nlohmann::json CliResult::json() const {
 
 CliProcess::CliProcess(const std::vector<std::string>& args, const CliOptions& options)
     : out_path_(make_temp_file("out")), err_path_(make_temp_file("err")) {
+  std::string program = cli_path();
   std::fflush(nullptr);
   started_ns_ = now_ns();
   pid_ = fork();
-  if (pid_ == 0) exec_cli(args, options, out_path_, err_path_);
+  if (pid_ == 0) exec_cli(std::move(program), args, options, out_path_, err_path_);
   if (pid_ < 0) ADD_FAILURE() << "fork failed";
 }
 
