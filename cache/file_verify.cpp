@@ -22,7 +22,7 @@ Status check_pages(SqliteDb& db, const std::string& label_prefix, VerifyReport* 
   for (;;) {
     bool has_row = false;
     SMLA_TRY(quick_check.step(&has_row));
-    if (!has_row) return Status::ok();
+    if (!has_row) return ok_status();
     if (quick_check.column_text(0) != "ok") {
       report->bad.push_back(label_prefix + "database: " + quick_check.column_text(0));
     }
@@ -73,18 +73,20 @@ Status check_open_file(SqliteDb& db, VerifyReport* report) {
   if (!status) {
     if (is_damage(db.last_failure())) {
       report->bad.push_back("database: " + status.message());
-      return Status::ok();
+      return ok_status();
     }
-    if (!report->clean()) return Status::ok();  // the damaged pages explain what failed
+    if (!report->clean()) return ok_status();  // the damaged pages explain what failed
     return error(SMLA_ERR_CACHE, "cannot read {}: {}", db.path(), status.message());
   }
-  if (cache || empty || !report->clean()) return Status::ok();
+  if (cache || empty || !report->clean()) return ok_status();
   if (state.foreign) {
-    return error(SMLA_ERR_CACHE, "{} is an SQLite database of another program (tables, but not "
-                 "smla's)", db.path());
+    return error(SMLA_ERR_CACHE,
+                 "{} is an SQLite database of another program (tables, but not "
+                 "smla's)",
+                 db.path());
   }
-  return error(SMLA_ERR_CACHE, "{} has schema version {}; this build checks version {}",
-               db.path(), state.version, kSchemaVersion);
+  return error(SMLA_ERR_CACHE, "{} has schema version {}; this build checks version {}", db.path(),
+               state.version, kSchemaVersion);
 }
 
 // A file this user may not write (or in a directory it may not write), read without creating
@@ -116,7 +118,7 @@ Status verify_protected_file(const std::string& path, VerifyReport* report) {
   SMLA_TRY(status);
   report->checked += read.checked;
   report->bad.insert(report->bad.end(), read.bad.begin(), read.bad.end());
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ Status KernelTable::read(uint64_t id, CubinRead* read) {
   bool has_row = false;
   SMLA_TRY(select.step(&has_row));
   *read = CubinRead();
-  if (!has_row) return Status::ok();
+  if (!has_row) return ok_status();
   read->cubin = select.column_blob(0);
   read->key_text = select.column_text(2);
   if (cubin_xxh64(read->cubin) == from_sql(select.column_int64(1))) {
@@ -27,7 +27,7 @@ Status KernelTable::read(uint64_t id, CubinRead* read) {
     read->result = CubinRead::Result::kCorrupt;
     read->cubin.clear();
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status KernelTable::contains(uint64_t id, bool* present) {
@@ -61,7 +61,7 @@ Status KernelTable::store(const KernelEntry& entry, const std::vector<uint8_t>& 
 Status KernelTable::delete_if_corrupt(uint64_t id) {
   CubinRead again;
   SMLA_TRY(read(id, &again));
-  if (again.result != CubinRead::Result::kCorrupt) return Status::ok();
+  if (again.result != CubinRead::Result::kCorrupt) return ok_status();
   SqliteStatement remove;
   SMLA_TRY(db_.prepare("DELETE FROM kernels WHERE id = ?", &remove));
   return remove.bind(1, to_sql(id)).run();
@@ -82,7 +82,7 @@ Status KernelTable::list(const std::string& origin, std::vector<KernelEntry>* en
   for (;;) {
     bool has_row = false;
     SMLA_TRY(select.step(&has_row));
-    if (!has_row) return Status::ok();
+    if (!has_row) return ok_status();
     KernelEntry entry;
     entry.id = from_sql(select.column_int64(0));
     entry.key_text = select.column_text(1);
@@ -108,7 +108,7 @@ Status KernelTable::totals(int64_t* count, int64_t* cubin_bytes, int64_t* hits) 
   *count = select.column_int64(0);
   *cubin_bytes = select.column_int64(1);
   *hits = select.column_int64(2);
-  return Status::ok();
+  return ok_status();
 }
 
 Status KernelTable::verify(const std::string& label_prefix, VerifyReport* report) {
@@ -117,7 +117,7 @@ Status KernelTable::verify(const std::string& label_prefix, VerifyReport* report
   for (;;) {
     bool has_row = false;
     SMLA_TRY(select.step(&has_row));
-    if (!has_row) return Status::ok();
+    if (!has_row) return ok_status();
     ++report->checked;
     if (cubin_xxh64(select.column_blob(1)) != from_sql(select.column_int64(2))) {
       report->bad.push_back(label_prefix + select.column_text(0));
@@ -130,7 +130,7 @@ Status KernelTable::remove_other_fingerprints(const std::string& fingerprint, in
   SMLA_TRY(db_.prepare("DELETE FROM kernels WHERE fingerprint != ?", &remove));
   SMLA_TRY(remove.bind(1, fingerprint).run());
   *removed = db_.changes();
-  return Status::ok();
+  return ok_status();
 }
 
 Status KernelTable::evict_least_recently_used(int64_t max_bytes, int64_t* removed) {
@@ -145,7 +145,7 @@ Status KernelTable::evict_least_recently_used(int64_t max_bytes, int64_t* remove
       &remove));
   SMLA_TRY(remove.bind(1, max_bytes).run());
   *removed = db_.changes();
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace smla

@@ -24,7 +24,7 @@ Status LayeredCubinStore::open_system_cache(const std::string& path, int busy_ti
                  kSchemaVersion);
   }
   *system = std::move(db);
-  return Status::ok();
+  return ok_status();
 }
 
 Status LayeredCubinStore::system_cache_stats(const std::string& path, int busy_timeout_ms,
@@ -36,7 +36,7 @@ Status LayeredCubinStore::system_cache_stats(const std::string& path, int busy_t
   SMLA_TRY(TuningTable(*db).count(&stats->tuning_rows));
   stats->file_bytes = file_size_or_zero(path);
   stats->path = path;
-  return Status::ok();
+  return ok_status();
 }
 
 void LayeredCubinStore::drop_system_locked(const Status& why) {
@@ -73,7 +73,7 @@ Status LayeredCubinStore::get_or_compile(const KernelEntry& entry, const Compile
   if (std::optional<std::vector<uint8_t>> hit = find_in_system(entry.id)) {
     if (compiled != nullptr) *compiled = false;
     *cubin = std::move(*hit);
-    return Status::ok();
+    return ok_status();
   }
   return user_->get_or_compile(entry, compile, cubin, compiled);
 }

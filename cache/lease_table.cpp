@@ -31,9 +31,9 @@ std::string LeaseTable::stale_reason(uint64_t id, const LeaseHolder& holder, int
   // before a reboot) can be judged by its lock; a lease of this store's own is live.
   const std::string boot_id = kernel_boot_id();
   const std::string suffix = " boot:" + boot_id;
-  const bool locked_here = !boot_id.empty() && holder.host.size() > suffix.size() &&
-                           holder.host.compare(holder.host.size() - suffix.size(), suffix.size(),
-                                               suffix) == 0;
+  const bool locked_here =
+      !boot_id.empty() && holder.host.size() > suffix.size() &&
+      holder.host.compare(holder.host.size() - suffix.size(), suffix.size(), suffix) == 0;
   if (!locked_here || locks_.holds(id)) return "";
   if (locks_.held_elsewhere(id) == false) {
     return "its process no longer holds the lease's lock (it has exited)";
@@ -55,7 +55,7 @@ Status LeaseTable::acquire(uint64_t id, int64_t now, LeaseState* state, LeaseHol
     *stale_reason_text = stale_reason(id, *holder, now);
     if (stale_reason_text->empty()) {
       *state = LeaseState::kHeld;
-      return Status::ok();
+      return ok_status();
     }
   }
   // NOTE: a holder whose lease was taken over after the timeout may still hold the lock; this
@@ -70,7 +70,7 @@ Status LeaseTable::acquire(uint64_t id, int64_t now, LeaseState* state, LeaseHol
                .bind(4, now)
                .run());
   *state = has_row ? LeaseState::kTakenOver : LeaseState::kTaken;
-  return Status::ok();
+  return ok_status();
 }
 
 // NOTE: the lock goes before the commit that deletes the row; no other process can look at the
@@ -90,7 +90,7 @@ Status LeaseTable::release(uint64_t id) {
 Status LeaseTable::release_all() {
   // This store's leases only: another store of this process may hold others.
   while (!locks_.held().empty()) SMLA_TRY(release(locks_.held().begin()->first));
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace smla

@@ -30,7 +30,7 @@ Status MemoryCubinStore::get_or_compile(const KernelEntry& entry, const CompileF
   for (;;) {
     if (auto hit = find_locked(entry.id)) {
       *cubin = std::move(*hit);
-      return Status::ok();
+      return ok_status();
     }
     if (compiling_.count(entry.id) == 0) break;
     compile_finished_.wait(lock);
@@ -128,7 +128,7 @@ Status MemoryCubinStore::put_tuning(const TuningRow& row) {
   std::lock_guard<std::mutex> lock(mutex_);
   tuning_[TuningKey(row.problem_id, row.batch_bucket, row.device_name, row.sm_count,
                     row.driver_version)] = row;
-  return Status::ok();
+  return ok_status();
 }
 
 std::optional<TuningRow> MemoryCubinStore::find_tuning(uint64_t problem_id, int batch_bucket,

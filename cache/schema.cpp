@@ -76,13 +76,13 @@ Status read_state_in_transaction(SqliteDb& db, SchemaState* state) {
   }
   if (text.empty()) {
     state->foreign = tables != "0";
-    return Status::ok();
+    return ok_status();
   }
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), state->version);
   if (ec != std::errc() || end != text.data() + text.size() || state->version <= 0) {
     return error(SMLA_ERR_CACHE, "meta.schema_version '{}' is not a schema version", text);
   }
-  return Status::ok();
+  return ok_status();
 }
 
 // Why smla must leave the file alone, or ok.
@@ -97,7 +97,7 @@ Status refuse_unless_ours(const SchemaState& state) {
                   "it is an SQLite database of another program (tables, but not smla's); left "
                   "untouched");
   }
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace
@@ -111,7 +111,7 @@ Status migrate_schema(SqliteDb& db) {
   SchemaState state;
   SMLA_TRY(read_schema_state(db, &state));
   SMLA_TRY(refuse_unless_ours(state));
-  if (state.version == kSchemaVersion) return Status::ok();
+  if (state.version == kSchemaVersion) return ok_status();
   // Takes effect only when the tables are created; lets gc give freed pages back to the file
   // system without a full VACUUM. Only after the check: on another program's file that already
   // vacuums, it would switch the mode.
@@ -129,7 +129,7 @@ Status migrate_schema(SqliteDb& db) {
                           &set_version));
       SMLA_TRY(set_version.bind(1, std::to_string(migration.version)).run());
     }
-    return Status::ok();
+    return ok_status();
   });
 }
 

@@ -78,9 +78,9 @@ Status SqliteStatement::step(bool* has_row) {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) {
     *has_row = true;
-    return Status::ok();
+    return ok_status();
   }
-  if (rc == SQLITE_DONE) return Status::ok();
+  if (rc == SQLITE_DONE) return ok_status();
   return fail(rc);
 }
 
@@ -89,7 +89,7 @@ Status SqliteStatement::run() {
   do {
     SMLA_TRY(step(&has_row));
   } while (has_row);
-  return Status::ok();
+  return ok_status();
 }
 
 int64_t SqliteStatement::column_int64(int index) const {
@@ -154,7 +154,7 @@ Status SqliteDb::open_as(const std::string& name, const std::string& path, int f
   }
   sqlite3_extended_result_codes(handle, 1);
   db->reset(new SqliteDb(handle, path));
-  return Status::ok();
+  return ok_status();
 }
 
 SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
@@ -167,7 +167,7 @@ Status SqliteDb::fail(int rc, const char* what) {
 Status SqliteDb::exec(const std::string& sql) {
   int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
   if (rc != SQLITE_OK) return fail(rc, sql.c_str());
-  return Status::ok();
+  return ok_status();
 }
 
 Status SqliteDb::prepare(const char* sql, SqliteStatement* statement) {
@@ -175,7 +175,7 @@ Status SqliteDb::prepare(const char* sql, SqliteStatement* statement) {
   int rc = sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr);
   if (rc != SQLITE_OK) return fail(rc, sql);
   *statement = SqliteStatement(this, stmt);
-  return Status::ok();
+  return ok_status();
 }
 
 Status SqliteDb::query_text(const char* sql, std::string* value) {
@@ -184,7 +184,7 @@ Status SqliteDb::query_text(const char* sql, std::string* value) {
   bool has_row = false;
   SMLA_TRY(statement.step(&has_row));
   *value = has_row ? statement.column_text(0) : std::string();
-  return Status::ok();
+  return ok_status();
 }
 
 Status SqliteDb::switch_to_wal(int busy_timeout_ms) {
@@ -205,7 +205,7 @@ Status SqliteDb::switch_to_wal(int busy_timeout_ms) {
     }
     sqlite3_finalize(stmt);
     if (rc == SQLITE_OK) {
-      if (mode == "wal") return Status::ok();
+      if (mode == "wal") return ok_status();
       return error(SMLA_ERR_CACHE, "cannot switch to WAL journaling (journal_mode is {})", mode);
     }
     if ((rc & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline) {

@@ -31,7 +31,7 @@ CompileFn provide(std::vector<uint8_t> cubin, double compile_ms) {
   return [cubin = std::move(cubin), compile_ms](std::vector<uint8_t>* out, double* ms) {
     *out = cubin;
     *ms = compile_ms;
-    return Status::ok();
+    return ok_status();
   };
 }
 
@@ -59,12 +59,13 @@ Status SqliteCubinStore::open(const Options& options, const Logger& log,
   SMLA_TRY(db->exec("PRAGMA synchronous = NORMAL"));
   auto lease_locks = std::make_unique<LeaseLocks>(options.path);
   if (!lease_locks->can_lock()) {
-    log.warn("cache {}: cannot write {}: should this process die while compiling, others wait "
-             "for its leases' timeout ({} s)",
-             options.path, lease_locks_path(options.path), options.lease_timeout_s);
+    log.warn(
+        "cache {}: cannot write {}: should this process die while compiling, others wait "
+        "for its leases' timeout ({} s)",
+        options.path, lease_locks_path(options.path), options.lease_timeout_s);
   }
   store->reset(new SqliteCubinStore(std::move(db), std::move(lease_locks), options, log));
-  return Status::ok();
+  return ok_status();
 }
 
 bool SqliteCubinStore::persistent() const {
@@ -143,9 +144,8 @@ SqliteCubinStore::LeaseStep SqliteCubinStore::take_lease(const KernelEntry& entr
   // dropped its lease since this process's lookup missed.
   Status status = with_write_transaction(*db_, [&]() -> Status {
     SMLA_TRY(KernelTable(*db_).contains(entry.id, &stored));
-    if (stored) return Status::ok();
-    return leases_locked()
-        .acquire(entry.id, unix_now(), &state, &holder, &stale_reason);
+    if (stored) return ok_status();
+    return leases_locked().acquire(entry.id, unix_now(), &state, &holder, &stale_reason);
   });
   if (!status) {
     degrade_locked(status);
@@ -166,7 +166,7 @@ Status SqliteCubinStore::get_or_compile(const KernelEntry& entry, const CompileF
   for (;;) {
     if (std::optional<std::vector<uint8_t>> hit = find(entry.id)) {
       *cubin = std::move(*hit);
-      return Status::ok();
+      return ok_status();
     }
     switch (take_lease(entry)) {
       case LeaseStep::kCubinStored:
@@ -200,7 +200,7 @@ Status SqliteCubinStore::compile_under_lease(const KernelEntry& entry, const Com
       if (!compile_status) return compile_status;
       *cubin = std::move(built);
       if (compiled != nullptr) *compiled = true;
-      return Status::ok();
+      return ok_status();
     }
     degrade_locked(status);
   }
@@ -209,7 +209,7 @@ Status SqliteCubinStore::compile_under_lease(const KernelEntry& entry, const Com
   // The file failed while this process compiled: keep the cubin in memory instead.
   SMLA_TRY(memory_.get_or_compile(entry, provide(std::move(built), compile_ms), cubin));
   if (compiled != nullptr) *compiled = true;
-  return Status::ok();
+  return ok_status();
 }
 
 std::vector<KernelEntry> SqliteCubinStore::list() {

@@ -38,7 +38,7 @@ Status TuningTable::find(uint64_t problem_id, int batch_bucket, const std::strin
   bool has_row = false;
   SMLA_TRY(select.step(&has_row));
   row->reset();
-  if (!has_row) return Status::ok();
+  if (!has_row) return ok_status();
   TuningRow found;
   found.problem_id = problem_id;
   found.batch_bucket = batch_bucket;
@@ -50,7 +50,7 @@ Status TuningTable::find(uint64_t problem_id, int batch_bucket, const std::strin
   found.baseline_us = select.column_double(2);
   found.created = select.column_int64(3);
   *row = std::move(found);
-  return Status::ok();
+  return ok_status();
 }
 
 Status TuningTable::count(int64_t* rows) {
@@ -59,7 +59,7 @@ Status TuningTable::count(int64_t* rows) {
   bool has_row = false;
   SMLA_TRY(select.step(&has_row));
   *rows = select.column_int64(0);
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace smla

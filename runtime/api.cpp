@@ -46,7 +46,7 @@ smla::Status check_context(const smla_context* ctx) {
     return smla::Status(SMLA_ERR_INVALID_ARGUMENT,
                         "ctx = NULL: create one with smla_context_create");
   }
-  return smla::Status::ok();
+  return smla::ok_status();
 }
 
 }  // namespace
@@ -73,14 +73,14 @@ smla_status smla_context_create(const smla_options* options, smla_context** ctx)
     std::unique_ptr<smla::Context> impl;
     SMLA_TRY(smla::Context::create(options, &impl));
     *ctx = new smla_context{std::move(impl)};
-    return smla::Status::ok();
+    return smla::ok_status();
   });
 }
 
 smla_status smla_context_destroy(smla_context* ctx) {
   return guarded([&]() -> smla::Status {
     delete ctx;
-    return smla::Status::ok();
+    return smla::ok_status();
   });
 }
 

@@ -125,7 +125,7 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
     if (o.arch) context->arch_ = o.arch;
   }
   *result = std::move(context);
-  return Status::ok();
+  return ok_status();
 }
 
 Status Context::open_device(int ordinal) {
@@ -142,7 +142,7 @@ Status Context::open_device(int ordinal) {
       d.check(d.cuDevicePrimaryCtxRetain(&cu_context_, cu_device_), "cuDevicePrimaryCtxRetain"));
   arch_ = device_.arch;
   log_.info("device {}: {} ({}, {} SMs)", ordinal, device_.name, device_.arch, device_.sm_count);
-  return Status::ok();
+  return ok_status();
 }
 
 Context::~Context() {
@@ -157,7 +157,7 @@ Context::~Context() {
 Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel) {
   BuildResult built;
   SMLA_TRY(builder_->build(key, allow_compile, &built));
-  if (driver_ == nullptr) return Status::ok();
+  if (driver_ == nullptr) return ok_status();
   const bool decode = key.family == KernelFamily::kDecode;
   kernel->threads = decode ? key.geometry().threads : combine_shape(key.tile.segment_tiles).threads;
   kernel->smem_bytes = decode ? key.geometry().smem_bytes : 0;
@@ -196,7 +196,7 @@ void Context::unload(Prepared* prepared) {
 
 Status Context::load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair) {
   SMLA_TRY(load_kernel(key, allow_compile, &pair->decode));
-  if (key.geometry().segments < 2) return Status::ok();
+  if (key.geometry().segments < 2) return ok_status();
   const Status status = load_kernel(KernelKey::combine_for(key), allow_compile, &pair->combine);
   if (!status) unload(pair);
   return status;
@@ -206,7 +206,7 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
                                const Prepared** result) {
   if (const Prepared* found = find_prepared(problem)) {
     *result = found;
-    return Status::ok();
+    return ok_status();
   }
   if (arch_.empty()) {
     return error(SMLA_ERR_NO_DEVICE, "no GPU, and no options.arch to compile kernels for");
@@ -222,8 +222,8 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   std::vector<KernelPair> tuned_pairs;
   const std::vector<TunedTile> tuned = load_tuned(problem, tiles, allow_compile, &tuned_pairs);
   const std::vector<NarrowSplit>& narrow = tiles.narrow;
-  auto prepared = std::unique_ptr<Prepared>(
-      new Prepared{DecodeDispatch(arch_, problem, tiles, tuned), {}, {}, {}, std::move(tuned_pairs)});
+  auto prepared = std::unique_ptr<Prepared>(new Prepared{
+      DecodeDispatch(arch_, problem, tiles, tuned), {}, {}, {}, std::move(tuned_pairs)});
   prepared->narrow.resize(narrow.size());
   Status status = load_decode_pair(key, allow_compile, &prepared->main);
   for (size_t i = 0; i < narrow.size() && status; ++i) {
@@ -241,15 +241,15 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   std::unique_lock<std::shared_mutex> lock(prepared_mutex_);
   auto inserted = prepared_.emplace(problem_key(problem), std::move(prepared));
   *result = inserted.first->second.get();
-  return Status::ok();
+  return ok_status();
 }
 
 std::vector<TunedTile> Context::load_tuned(const smla_problem& problem, const DecodeTiles& tiles,
                                            bool allow_compile, std::vector<KernelPair>* pairs) {
   std::vector<TunedTile> loaded;
   if (driver_ == nullptr || !tuning_ || tiles.forced) return loaded;
-  for (const TunedTile& tuned : find_tuned_tiles(*store_, device_.tuning_device(), arch_, problem,
-                                                 batch_invariant_, log_)) {
+  for (const TunedTile& tuned :
+       find_tuned_tiles(*store_, device_.tuning_device(), arch_, problem, batch_invariant_, log_)) {
     KernelPair pair;
     const Status status =
         load_decode_pair(KernelKey::decode(arch_, problem, tuned.tile), allow_compile, &pair);
@@ -284,12 +284,12 @@ Status Context::prepare(const smla_problem& problem, int max_rows, size_t* works
   const Prepared* prepared = nullptr;
   SMLA_TRY(prepare_locked(problem, jit_allowed_, &prepared));
   *workspace_bytes = prepared->dispatch.workspace_bytes(max_rows);
-  return Status::ok();
+  return ok_status();
 }
 
 Status Context::decode(const smla_problem& problem, const smla_args& args, void* workspace,
                        size_t workspace_bytes, CUstream stream) {
-  if (args.num_rows == 0) return Status::ok();
+  if (args.num_rows == 0) return ok_status();
   if (driver_ == nullptr) return error(SMLA_ERR_NO_DEVICE, "no GPU: smla_decode needs a device");
   ScopedCurrentContext current(*driver_, cu_context_);
   const Prepared* prepared = find_prepared(problem);
@@ -349,9 +349,9 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   }
 
   const KernelPair& kernels = choice.tuned >= 0 ? prepared.tuned[choice.tuned]
-                              : plan.fast        ? prepared.fast
-                              : plan.narrow < 0  ? prepared.main
-                                                 : prepared.narrow[plan.narrow];
+                              : plan.fast       ? prepared.fast
+                              : plan.narrow < 0 ? prepared.main
+                                                : prepared.narrow[plan.narrow];
   const LoadedKernel& decode = kernels.decode;
   const LoadedKernel& combine = kernels.combine;
   void* kernel_args[] = {&params};
@@ -364,7 +364,7 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   config.hStream = stream;
   SMLA_TRY(driver_->check(driver_->cuLaunchKernelEx(&config, decode.function, kernel_args, nullptr),
                           "cuLaunchKernelEx(decode)"));
-  if (!plan.split) return Status::ok();
+  if (!plan.split) return ok_status();
   // NOTE: programmatic dependent launch: the combine grid is launched while the decode grid
   // still runs (hiding its launch latency, ~2-3 us of a 1-row call) and waits inside the
   // kernel (griddepcontrol.wait) until the decode grid has finished and its writes are visible.

@@ -48,7 +48,7 @@ std::unique_ptr<CudaDriver> CudaDriver::load(Status* status) {
                     "cuInit failed: {}", driver->check(init, "cuInit").message());
     return nullptr;
   }
-  *status = Status::ok();
+  *status = ok_status();
   return driver;
 }
 
@@ -62,7 +62,7 @@ const CudaDriver* CudaDriver::get(Status* status) {
 }
 
 Status CudaDriver::check(CUresult result, const char* what) const {
-  if (result == CUDA_SUCCESS) return Status::ok();
+  if (result == CUDA_SUCCESS) return ok_status();
   const char* name = nullptr;
   const char* text = nullptr;
   if (cuGetErrorName != nullptr) cuGetErrorName(result, &name);

@@ -124,7 +124,7 @@ Status decode_tiles(const std::string& arch, const smla_problem& problem, bool b
       const std::vector<NarrowSplit> waves = wave_splits(problem);
       tiles->narrow.insert(tiles->narrow.end(), waves.begin(), waves.end());
     }
-    return Status::ok();
+    return ok_status();
   }
   const std::optional<TileConfig> parsed = TileConfig::parse(forced);
   if (!parsed) {
@@ -134,7 +134,7 @@ Status decode_tiles(const std::string& arch, const smla_problem& problem, bool b
   tiles->forced = true;
   tiles->narrow.clear();
   tiles->fast.reset();
-  return Status::ok();
+  return ok_status();
 }
 
 bool tuning_enabled() {

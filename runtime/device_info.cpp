@@ -17,7 +17,7 @@ Status read_device_info(const CudaDriver& d, CUdevice device, int ordinal, Devic
   info->ordinal = ordinal;
   info->name = name;
   info->arch = arch_for_compute_capability(info->major, info->minor);
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace smla

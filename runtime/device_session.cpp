@@ -24,7 +24,7 @@ Status DeviceBuffer::upload(const void* host, size_t bytes, size_t offset) const
   if (offset + bytes > bytes_)
     return error(SMLA_ERR_INTERNAL, "upload of {} bytes at {} past a {}-byte buffer", bytes, offset,
                  bytes_);
-  if (bytes == 0) return Status::ok();
+  if (bytes == 0) return ok_status();
   return driver_->check(driver_->cuMemcpyHtoD(pointer_ + offset, host, bytes), "cuMemcpyHtoD");
 }
 
@@ -32,12 +32,12 @@ Status DeviceBuffer::download(void* host, size_t bytes, size_t offset) const {
   if (offset + bytes > bytes_)
     return error(SMLA_ERR_INTERNAL, "download of {} bytes at {} past a {}-byte buffer", bytes,
                  offset, bytes_);
-  if (bytes == 0) return Status::ok();
+  if (bytes == 0) return ok_status();
   return driver_->check(driver_->cuMemcpyDtoH(host, pointer_ + offset, bytes), "cuMemcpyDtoH");
 }
 
 Status DeviceBuffer::fill(unsigned char value) const {
-  if (bytes_ == 0) return Status::ok();
+  if (bytes_ == 0) return ok_status();
   return driver_->check(driver_->cuMemsetD8(pointer_, value, bytes_), "cuMemsetD8");
 }
 
@@ -57,7 +57,7 @@ Status DeviceSession::open(int ordinal, std::unique_ptr<DeviceSession>* session)
                          "cuDevicePrimaryCtxRetain"));
   SMLA_TRY(driver->check(driver->cuCtxPushCurrent(s->context_), "cuCtxPushCurrent"));
   *session = std::move(s);
-  return Status::ok();
+  return ok_status();
 }
 
 DeviceSession::~DeviceSession() {
@@ -70,7 +70,7 @@ Status DeviceSession::arch(std::string* arch) const {
   DeviceInfo device;
   SMLA_TRY(info(&device));
   *arch = device.arch;
-  return Status::ok();
+  return ok_status();
 }
 
 Status DeviceSession::info(DeviceInfo* info) const {
@@ -85,7 +85,7 @@ Status DeviceSession::allocate(size_t bytes, DeviceBuffer* buffer) const {
   }
   fresh.bytes_ = bytes;
   *buffer = std::move(fresh);
-  return Status::ok();
+  return ok_status();
 }
 
 Status DeviceSession::copy_to_device(const std::vector<unsigned char>& host,

@@ -19,7 +19,7 @@ Status KernelBuilder::build(const KernelKey& key, bool allow_compile, BuildResul
                    entry.key_text);
     }
     result->cubin = std::move(*cubin);
-    return Status::ok();
+    return ok_status();
   }
   const CompileFn compile = [&](std::vector<uint8_t>* cubin, double* compile_ms) -> Status {
     CompiledKernel compiled;
@@ -32,7 +32,7 @@ Status KernelBuilder::build(const KernelKey& key, bool allow_compile, BuildResul
     result->compile_ms = compiled.compile_ms;
     *compile_ms = compiled.compile_ms;
     *cubin = std::move(compiled.cubin);
-    return Status::ok();
+    return ok_status();
   };
   return store_.get_or_compile(entry, compile, &result->cubin, &result->compiled);
 }

@@ -37,19 +37,19 @@ int32_t enum_bits(const Enum& field) {
 
 Status check_range(std::string_view name, int64_t value, int64_t lo, int64_t hi) {
   if (value < lo || value > hi) return invalid("{} = {}: must be in [{}, {}]", name, value, lo, hi);
-  return Status::ok();
+  return ok_status();
 }
 
 Status check_flag(std::string_view name, int value) {
   if (value != 0 && value != 1) return invalid("{} = {}: must be 0 or 1", name, value);
-  return Status::ok();
+  return ok_status();
 }
 
 Status check_scale(std::string_view name, float value, std::string_view why) {
   if (!std::isfinite(value) || value <= 0.0f) {
     return invalid("{} = {}: must be finite and > 0{}", name, value, why);
   }
-  return Status::ok();
+  return ok_status();
 }
 
 bool is_aligned(const void* pointer, uintptr_t alignment) {
@@ -61,7 +61,7 @@ Status check_aligned(const void* pointer, std::string_view name, uintptr_t align
   if (!is_aligned(pointer, alignment)) {
     return invalid("{} = {}: must be {}-byte aligned", name, fmt::ptr(pointer), alignment);
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status check_required(const void* pointer, std::string_view name, uintptr_t alignment,
@@ -73,7 +73,7 @@ Status check_required(const void* pointer, std::string_view name, uintptr_t alig
 // The scales that apply, multiplied (and by log2 e, as the kernels take them), must stay finite
 // in float. (One that underflows is fine: softmax of scores that small is uniform anyway.)
 Status check_score_scale(const smla_problem& problem, const smla_args& args) {
-  if (score_scale(problem, args) * M_LOG2E <= FLT_MAX) return Status::ok();
+  if (score_scale(problem, args) * M_LOG2E <= FLT_MAX) return ok_status();
   std::string scales = fmt::format("args.softmax_scale = {}", args.softmax_scale);
   if (problem.q_dtype == SMLA_FP8_E4M3) scales += fmt::format(", args.q_scale = {}", args.q_scale);
   if (problem.kv_layout == SMLA_KV_FP8_UNIFORM) {
@@ -148,7 +148,7 @@ Status check_no_wrap(const CallArray& array) {
     return invalid("{} = {}: its {} bytes run past the end of the address space", array.name(),
                    array.base, array.bytes);
   }
-  return Status::ok();
+  return ok_status();
 }
 
 // One dimension of a [num_rows][num_heads][512] array: its stride in elements and extent.
@@ -198,7 +198,7 @@ Status check_vectors(std::string_view name, const void* base, int elem_bytes, Di
         "of {} do not overlap",
         b.name, b.stride, needed, a.name, a.stride, a.count - 1, kHeadDim, name);
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status check_source(const smla_problem& problem, int s, const smla_source_args& source,
@@ -247,7 +247,7 @@ Status check_source(const smla_problem& problem, int s, const smla_source_args& 
 }  // namespace
 
 Status validate_options(const smla_options* options) {
-  if (!options) return Status::ok();
+  if (!options) return ok_status();
   if (options->device < 0) return invalid("options.device = {}: must be >= 0", options->device);
   const int32_t jit = enum_bits(options->jit);
   if (jit != SMLA_JIT_ALLOW && jit != SMLA_JIT_FORBID) {
@@ -261,9 +261,9 @@ Status validate_options(const smla_options* options) {
   if (options->batch_invariant != 0 && options->batch_invariant != 1) {
     return invalid("options.batch_invariant = {}: must be 0 or 1", options->batch_invariant);
   }
-  if (!options->arch) return Status::ok();
+  if (!options->arch) return ok_status();
   for (const char* arch : kArchs) {
-    if (std::strcmp(options->arch, arch) == 0) return Status::ok();
+    if (std::strcmp(options->arch, arch) == 0) return ok_status();
   }
   const std::string_view quoted(options->arch, strnlen(options->arch, kMaxQuotedChars));
   return invalid("options.arch = {:?}: must be NULL or one of \"sm_90a\", \"sm_100a\", \"sm_103a\"",
@@ -323,7 +323,7 @@ Status validate_problem(const smla_problem* problem) {
                    s, page_size, page_bytes);
     }
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status validate_max_rows(int max_rows) { return check_range("max_rows", max_rows, 1, kMaxRows); }
@@ -332,7 +332,7 @@ Status validate_args(const smla_problem& problem, const smla_args* args) {
   if (!args) return invalid("args = NULL: required");
   SMLA_TRY(check_range("args.num_rows", args->num_rows, 0, kMaxRows));
   const int rows = args->num_rows;
-  if (rows == 0) return Status::ok();
+  if (rows == 0) return ok_status();
   const int heads = problem.num_heads;
   const bool fp8_q = problem.q_dtype == SMLA_FP8_E4M3;
   SMLA_TRY(check_vectors("args.q", args->q, fp8_q ? 1 : 2,
@@ -372,7 +372,7 @@ Status validate_args(const smla_problem& problem, const smla_args* args) {
       }
     }
   }
-  return Status::ok();
+  return ok_status();
 }
 
 double score_scale(const smla_problem& problem, const smla_args& args) {
@@ -383,7 +383,7 @@ double score_scale(const smla_problem& problem, const smla_args& args) {
 
 Status validate_workspace_overlap(const smla_problem& problem, const smla_args& args,
                                   const void* workspace, size_t used_bytes) {
-  if (used_bytes == 0 || args.num_rows == 0) return Status::ok();
+  if (used_bytes == 0 || args.num_rows == 0) return ok_status();
   // NOTE: on every split call's path, so nothing is allocated unless there is an error.
   const CallArray partials{-1, "workspace", workspace, static_cast<int64_t>(used_bytes), true};
   for (const CallArray& array : CallArrays(problem, args)) {
@@ -393,12 +393,12 @@ Status validate_workspace_overlap(const smla_problem& problem, const smla_args& 
           workspace, used_bytes, array.name(), array.bytes, array.base);
     }
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status validate_varlen(const smla_args& args, const smla_varlen* varlen) {
   if (!varlen) return invalid("varlen = NULL: required");
-  if (args.num_rows == 0) return Status::ok();
+  if (args.num_rows == 0) return ok_status();
   const int64_t requests = varlen->num_requests;
   if (requests < 1) {
     return invalid("varlen.num_requests = {}: must be >= 1 when num_rows > 0", requests);
@@ -422,7 +422,7 @@ Status validate_varlen(const smla_args& args, const smla_varlen* varlen) {
       return invalid("varlen.kv_lens[{}] = {}: must be >= 0", i, varlen->kv_lens[i]);
     }
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status validate_workspace(const void* workspace, size_t bytes) {

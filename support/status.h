@@ -15,8 +15,6 @@ class Status {
   Status() = default;
   Status(smla_status code, std::string message) : code_(code), message_(std::move(message)) {}
 
-  static Status ok() { return {}; }
-
   bool is_ok() const { return code_ == SMLA_OK; }
   explicit operator bool() const { return is_ok(); }
   smla_status code() const { return code_; }
@@ -26,6 +24,10 @@ class Status {
   smla_status code_ = SMLA_OK;
   std::string message_;
 };
+
+// Success. A free function, not a static member: `status.ok()` would compile and ignore
+// `status`.
+inline Status ok_status() { return {}; }
 
 template <typename... Args>
 Status error(smla_status code, fmt::format_string<Args...> format, Args&&... args) {

@@ -69,7 +69,7 @@ Status local_archs(std::vector<std::string>* archs) {
   } else {
     *archs = {"sm_100a", "sm_103a"};
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status resolve_archs(const std::vector<std::string>& given, std::vector<std::string>* archs) {
@@ -81,7 +81,7 @@ Status resolve_archs(const std::vector<std::string>& given, std::vector<std::str
     }
     if (std::find(archs->begin(), archs->end(), arch) == archs->end()) archs->push_back(arch);
   }
-  return Status::ok();
+  return ok_status();
 }
 
 std::string first_lines(const std::string& text, int count) {

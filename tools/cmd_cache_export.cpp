@@ -28,7 +28,7 @@ Status write_file(const std::string& path, const void* data, size_t bytes) {
   file.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
   file.close();
   if (!file) return error(SMLA_ERR_CACHE, "cannot write {}", path);
-  return Status::ok();
+  return ok_status();
 }
 
 int run_export(const ExportOptions& o) {

@@ -41,7 +41,7 @@ Status distinct_problems(const TuneCommand& o,
       problems->emplace_back(label, problem);
     }
   }
-  return Status::ok();
+  return ok_status();
 }
 
 int list_candidates(const TuneCommand& o,

@@ -26,7 +26,7 @@ Status deployment_kernels(const Deployment& deployment, const std::vector<std::s
       for (const KernelKey& key : default_problem_kernels(arch, problem)) add(key);
     }
   }
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace smla::tools

@@ -102,7 +102,7 @@ Status ProblemOptions::resolve(std::vector<std::pair<std::string, smla_problem>>
     if (!valid) return Status(valid.code(), label + ": " + valid.message());
     problems->emplace_back(label, p);
   }
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace smla::tools

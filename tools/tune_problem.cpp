@@ -66,7 +66,7 @@ Status time_rows(ProblemBench& bench, smla_context* ctx, const std::vector<int>&
     SMLA_TRY(bench.time(ctx, r, options, &median, &spread));
     *sum_us += median;
   }
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace
@@ -136,10 +136,10 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options, Cub
       // it wins by the margin both times.
       result.best_us = best_us;
       if (best_us < heuristic_us * (1 - options.margin)) {
-        SMLA_TRY(time_rows(*bench, heuristic.get(), result.rows, options.bench,
-                           &result.heuristic_us));
-        SMLA_TRY(time_rows(*bench, contexts[best].get(), result.rows, options.bench,
-                           &result.best_us));
+        SMLA_TRY(
+            time_rows(*bench, heuristic.get(), result.rows, options.bench, &result.heuristic_us));
+        SMLA_TRY(
+            time_rows(*bench, contexts[best].get(), result.rows, options.bench, &result.best_us));
         if (result.best_us < result.heuristic_us * (1 - options.margin)) {
           result.config = result.best;
         }
@@ -162,7 +162,7 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options, Cub
     }
     results->push_back(result);
   }
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace smla::tools

@@ -74,7 +74,7 @@ Status make_pools(const DeviceSession& session, const smla_problem& p, double po
     fill_cache(p.kv_layout, p.sources[s].page_size, sp.page_stride, &host, rng);
     SMLA_TRY(session.copy_to_device(host, &sp.cache));
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status make_inputs(const DeviceSession& session, const smla_problem& p, const BenchPools& pools,
@@ -151,7 +151,7 @@ Status make_inputs(const DeviceSession& session, const smla_problem& p, const Be
   in->buffers.push_back(std::move(out));
   in->buffers.push_back(std::move(lse));
   in->buffers.push_back(std::move(sink_buffer));
-  return Status::ok();
+  return ok_status();
 }
 
 // A timing's graph and events, destroyed on every return.
@@ -196,7 +196,7 @@ Status ProblemBench::open(const smla_problem& problem, double pool_gb,
   SMLA_TRY(b->session_->create_stream(&b->stream_));
   SMLA_TRY(make_pools(*b->session_, problem, pool_gb * 1e9, &b->data_->pools));
   *bench = std::move(b);
-  return Status::ok();
+  return ok_status();
 }
 
 ProblemBench::~ProblemBench() {
@@ -247,7 +247,7 @@ Status ProblemBench::time(smla_context* ctx, int rows, const BenchOptions& optio
   }
   *median_us = median(us);
   *spread_us = *std::max_element(us.begin(), us.end()) - *std::min_element(us.begin(), us.end());
-  return Status::ok();
+  return ok_status();
 }
 
 Status bench_problem(const smla_problem& problem, const BenchOptions& options,
@@ -283,7 +283,7 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
     row.mode = call->tuned ? std::string("tuned-") + mode : mode;
     results->push_back(row);
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status measure_overheads(const smla_problem& problem, int calls, OverheadReport* report) {

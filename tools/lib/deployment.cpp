@@ -58,7 +58,7 @@ Status parse_layout(const std::string& text, smla_kv_layout* layout) {
   else
     return error(SMLA_ERR_INVALID_ARGUMENT,
                  "kv_layout \"{}\": expected fp8_packed, fp8_uniform or bf16", text);
-  return Status::ok();
+  return ok_status();
 }
 
 Status parse_dtype(const std::string& text, smla_dtype* dtype) {
@@ -68,7 +68,7 @@ Status parse_dtype(const std::string& text, smla_dtype* dtype) {
     *dtype = SMLA_FP8_E4M3;
   else
     return error(SMLA_ERR_INVALID_ARGUMENT, "q_dtype \"{}\": expected bf16 or fp8_e4m3", text);
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace
@@ -108,7 +108,7 @@ Status preset_deployment(const std::string& name, int max_context, Deployment* d
       d.layers.push_back(with_compressed("csa", heads, kCsaPage, m.topk));
       d.layers.push_back(with_compressed("hca", heads, kHcaPage, max_context / kHcaRatio));
       *deployment = d;
-      return Status::ok();
+      return ok_status();
     }
   }
   return error(SMLA_ERR_INVALID_ARGUMENT, "unknown preset \"{}\"", name);
@@ -131,7 +131,7 @@ Status check_keys(const Json& object, std::initializer_list<const char*> known,
                    item.key(), fmt::join(known, ", "));
     }
   }
-  return Status::ok();
+  return ok_status();
 }
 
 // An int, not a float, a bool or a number an int cannot hold (get<int>() would narrow them).
@@ -145,7 +145,7 @@ Status get_int(const Json& value, const std::string& where, int* out) {
                  json_text(value, -1));
   }
   *out = value.get<int>();
-  return Status::ok();
+  return ok_status();
 }
 
 // An optional bool or string field: `fallback` when absent. `where` names the field, as for
@@ -154,7 +154,7 @@ template <typename T>
 Status get_optional(const Json& object, const char* key, const T& fallback,
                     const std::string& where, T* out) {
   *out = fallback;
-  if (!object.contains(key)) return Status::ok();
+  if (!object.contains(key)) return ok_status();
   const Json& value = object.at(key);
   constexpr bool kBool = std::is_same_v<T, bool>;
   if (kBool ? !value.is_boolean() : !value.is_string()) {
@@ -162,7 +162,7 @@ Status get_optional(const Json& object, const char* key, const T& fallback,
                  kBool ? "true or false" : "a string");
   }
   *out = value.get<T>();
-  return Status::ok();
+  return ok_status();
 }
 
 Status parse_deployment(const Json& j, const std::string& path, Deployment* deployment) {
@@ -239,7 +239,7 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
     d.layers.push_back(layer);
   }
   *deployment = d;
-  return Status::ok();
+  return ok_status();
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ size_t align(size_t bytes) { return (bytes + kAlignment - 1) / kAlignment * kAli
 }  // namespace
 
 Status status_of(smla_status code) {
-  if (code == SMLA_OK) return Status::ok();
+  if (code == SMLA_OK) return ok_status();
   return Status(code, std::string(smla_status_string(code)) + ": " + smla_last_error());
 }
 
@@ -31,7 +31,7 @@ Status DeviceCase::upload(const DeviceSession& session, const ref::HostCase& hos
     if (data != nullptr) SMLA_TRY(buffer.upload(data, bytes, guard_bytes));
     *device = static_cast<const char*>(buffer.get()) + guard_bytes;
     dc.buffers_.push_back(std::move(buffer));
-    return Status::ok();
+    return ok_status();
   };
   const void* pointer = nullptr;
   SMLA_TRY(add(host.q.size(), host.q.data(), 0, &pointer));
@@ -66,13 +66,13 @@ Status DeviceCase::upload(const DeviceSession& session, const ref::HostCase& hos
     dc.args_.lse = static_cast<float*>(const_cast<void*>(pointer));
   }
   *result = std::move(dc);
-  return Status::ok();
+  return ok_status();
 }
 
 Status DeviceCase::poison_outputs() const {
   SMLA_TRY(buffers_[out_index_].fill(0xFF));
   if (host_->problem.want_lse) SMLA_TRY(buffers_[lse_index_].fill(0xFF));
-  return Status::ok();
+  return ok_status();
 }
 
 Status DeviceCase::download(std::vector<uint16_t>* out, std::vector<float>* lse) const {
@@ -83,7 +83,7 @@ Status DeviceCase::download(std::vector<uint16_t>* out, std::vector<float>* lse)
     lse->resize(buffers_[lse_index_].size() / 4);
     SMLA_TRY(buffers_[lse_index_].download(lse->data(), lse->size() * 4));
   }
-  return Status::ok();
+  return ok_status();
 }
 
 Status DeviceCase::upload_indices(int source, const std::vector<int32_t>& indices) const {

@@ -41,7 +41,7 @@ CompileFn counting_compile(int index, std::atomic<int>* calls, size_t bytes) {
     ++*calls;
     *cubin = test_cubin(index, bytes);
     *compile_ms = 1.5;
-    return Status::ok();
+    return ok_status();
   };
 }
 

@@ -25,7 +25,7 @@ CompileFn slow_compile(int index) {
     std::this_thread::sleep_for(std::chrono::microseconds(500));
     *cubin = test_cubin(index, cubin_size(index));
     *compile_ms = 0.5;
-    return Status::ok();
+    return ok_status();
   };
 }
 

@@ -81,7 +81,7 @@ CompileFn compile_noting_lease(const std::string& path, std::string* host,
     if (held != nullptr) *held = LeaseLocks(path).held_elsewhere(test_entry(0).id);
     *cubin = test_cubin(0);
     *compile_ms = 1;
-    return Status::ok();
+    return ok_status();
   };
 }
 
@@ -173,7 +173,7 @@ TEST(CubinStoreLeases, AnotherStoreOfThisProcessIsWaitedOn) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1000));
       *out = test_cubin(0);
       *compile_ms = 1000;
-      return Status::ok();
+      return ok_status();
     };
     EXPECT_TRUE(first->get_or_compile(test_entry(0), slow, &cubin));
   });
@@ -182,7 +182,8 @@ TEST(CubinStoreLeases, AnotherStoreOfThisProcessIsWaitedOn) {
   std::vector<uint8_t> cubin;
   bool compiled = true;
   testing::internal::CaptureStderr();
-  EXPECT_TRUE(second->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
+  EXPECT_TRUE(
+      second->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin, &compiled));
   const std::string warnings = testing::internal::GetCapturedStderr();
   holder.join();
   EXPECT_FALSE(compiled);  // it waited for the first store's cubin
@@ -209,7 +210,7 @@ TEST(CubinStoreLeases, AForkedChildDoesNotKeepADeadParentsLease) {
       }
       (void)!write(ready[1], "y", 1);
       std::this_thread::sleep_for(std::chrono::seconds(60));  // killed before
-      return Status::ok();
+      return ok_status();
     };
     std::vector<uint8_t> cubin;
     (void)store->get_or_compile(test_entry(0), compile, &cubin);
@@ -282,8 +283,8 @@ TEST(CubinStoreLeases, WithoutTheLockFileLeasesRecordNoLock) {
   EXPECT_NE(warnings.find("-leases"), std::string::npos) << warnings;
   std::string host_while_compiling;
   std::vector<uint8_t> cubin;
-  ASSERT_TRUE(
-      store->get_or_compile(test_entry(0), compile_noting_lease(path, &host_while_compiling), &cubin));
+  ASSERT_TRUE(store->get_or_compile(test_entry(0),
+                                    compile_noting_lease(path, &host_while_compiling), &cubin));
   EXPECT_EQ(host_while_compiling, lease_host_name());
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM leases"), 0);
 }

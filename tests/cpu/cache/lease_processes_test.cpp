@@ -32,7 +32,7 @@ CompileFn logged_compile(int index, const std::string& compile_log) {
     std::this_thread::sleep_for(std::chrono::milliseconds(40));
     *cubin = test_cubin(index, 16 * 1024);
     *compile_ms = 40;
-    return Status::ok();
+    return ok_status();
   };
 }
 

@@ -26,7 +26,7 @@ void check_compiles_once(CubinStore& store) {
           std::this_thread::sleep_for(std::chrono::milliseconds(30));
           *cubin = test_cubin(index);
           *compile_ms = 30;
-          return Status::ok();
+          return ok_status();
         };
         std::vector<uint8_t> cubin;
         if (!store.get_or_compile(test_entry(index), compile, &cubin) ||

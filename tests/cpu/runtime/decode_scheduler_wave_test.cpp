@@ -15,7 +15,7 @@ TEST(DecodeSchedulerWave, EachRowCountRunsTheMostSegmentsThatFitAWave) {
   ScopedEnv unset("SMLA_TILE", nullptr);
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);  // 36 tiles
   DecodeTiles tiles;
-  ASSERT_TRUE(decode_tiles("sm_100a", problem, /*batch_invariant=*/false, &tiles).ok());
+  ASSERT_TRUE(decode_tiles("sm_100a", problem, /*batch_invariant=*/false, &tiles));
   // The few-row split, the 8-head narrow split, then three wave splits.
   ASSERT_EQ(tiles.narrow.size(), 5u);
   const KernelKey key = KernelKey::decode("sm_100a", problem, tiles.tile);
@@ -58,7 +58,7 @@ TEST(DecodeSchedulerWave, TheWgmmaKernelFollowsTheWaveSplits) {
   ScopedEnv unset("SMLA_TILE", nullptr);
   const auto first_fast_rows = [](const smla_problem& problem) {
     DecodeTiles tiles;
-    EXPECT_TRUE(decode_tiles("sm_90a", problem, /*batch_invariant=*/false, &tiles).ok());
+    EXPECT_TRUE(decode_tiles("sm_90a", problem, /*batch_invariant=*/false, &tiles));
     const DecodeScheduler scheduler(KernelKey::decode("sm_90a", problem, tiles.tile), tiles.narrow,
                                     tiles.fast);
     int rows = 1;
@@ -75,7 +75,7 @@ TEST(DecodeSchedulerWave, BatchInvariantModeHasNone) {
   ScopedEnv unset("SMLA_TILE", nullptr);
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
   DecodeTiles tiles;
-  ASSERT_TRUE(decode_tiles("sm_100a", problem, /*batch_invariant=*/true, &tiles).ok());
+  ASSERT_TRUE(decode_tiles("sm_100a", problem, /*batch_invariant=*/true, &tiles));
   EXPECT_EQ(tiles.narrow.size(), 1u);  // the 8-head narrow split only
 }
 

@@ -55,7 +55,7 @@ TEST(DecodeSchedulerWorkspace, CoversEverySplitOfBothModes) {
         SCOPED_TRACE(::testing::Message()
                      << named.name << " " << arch << (batch_invariant ? "" : " batch-variant"));
         DecodeTiles tiles;
-        ASSERT_TRUE(decode_tiles(arch, named.problem, batch_invariant, &tiles).ok());
+        ASSERT_TRUE(decode_tiles(arch, named.problem, batch_invariant, &tiles));
         const KernelKey key = KernelKey::decode(arch, named.problem, tiles.tile);
         check_workspace(DecodeScheduler(key, tiles.narrow, tiles.fast));
       }
