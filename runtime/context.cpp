@@ -274,7 +274,8 @@ std::optional<Context::PlannedCall> Context::planned_call(const smla_problem& pr
                                                           int num_rows) const {
   const Prepared* prepared = find_prepared(problem);
   if (prepared == nullptr) return std::nullopt;
-  PlannedCall call{prepared->dispatch.choose(num_rows), std::nullopt};
+  const size_t workspace_bytes = prepared->dispatch.workspace_bytes(num_rows);
+  PlannedCall call{prepared->dispatch.choose(num_rows, workspace_bytes), std::nullopt};
   if (call.choice.tuned >= 0) call.tuned = prepared->dispatch.tuned()[call.choice.tuned];
   return call;
 }
@@ -309,7 +310,7 @@ Status Context::decode(const smla_problem& problem, const smla_args& args, void*
 
 Status Context::launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
                        void* workspace, size_t workspace_bytes, CUstream stream) {
-  const DecodeChoice choice = prepared.dispatch.choose(args.num_rows);
+  const DecodeChoice choice = prepared.dispatch.choose(args.num_rows, workspace_bytes);
   const DecodeLaunch& plan = choice.launch;
   if (plan.workspace_bytes > workspace_bytes) {
     return error(SMLA_ERR_WORKSPACE,

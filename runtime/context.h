@@ -46,8 +46,9 @@ class Context {
   Status decode(const smla_problem& problem, const smla_args& args, void* workspace,
                 size_t workspace_bytes, CUstream stream);
 
-  // What a call of `num_rows` rows of a prepared problem runs (nullopt: not prepared): tools
-  // label benchmark rows with it, tests check that tuning rows are used.
+  // What a call of `num_rows` rows of a prepared problem runs with the workspace smla_prepare
+  // returns for that many rows (nullopt: not prepared): tools label benchmark rows with it,
+  // tests check that tuning rows are used.
   struct PlannedCall {
     DecodeChoice choice;
     std::optional<TunedTile> tuned;  // the tuning row's tile, when one runs

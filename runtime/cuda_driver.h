@@ -11,19 +11,19 @@
 
 namespace smla {
 
-#define SMLA_DRIVER_FUNCTIONS(X)                                                                  \
-  X(cuInit)                                                                                       \
-  X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName)                     \
-      X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)            \
-          X(cuCtxGetCurrent) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuModuleLoadData)           \
-              X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernelEx)  \
-                  X(cuStreamIsCapturing) X(cuStreamCreate) X(cuStreamDestroy)                     \
-                      X(cuStreamSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)        \
-                          X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphExecDestroy)   \
-                              X(cuGraphDestroy) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD)        \
-                                  X(cuMemcpyDtoH) X(cuMemsetD8) X(cuEventCreate) X(cuEventRecord) \
-                                      X(cuEventSynchronize) X(cuEventElapsedTime)                 \
-                                          X(cuEventDestroy) X(cuGetErrorName) X(cuGetErrorString)
+// clang-format off
+#define SMLA_DRIVER_FUNCTIONS(X) \
+  X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) \
+  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) \
+  X(cuCtxGetCurrent) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuModuleLoadData) \
+  X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernelEx) \
+  X(cuStreamIsCapturing) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) \
+  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) \
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuMemAlloc) X(cuMemFree) \
+  X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuEventCreate) \
+  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) \
+  X(cuGetErrorName) X(cuGetErrorString)
+// clang-format on
 
 class CudaDriver {
  public:

@@ -1,8 +1,10 @@
 // Which schedule runs a decode call: the heuristic one (DecodeScheduler with the problem's
 // splits), or the tuned tile of the call's batch bucket (autotune/tuning.h), alone, where its
-// plan needs no more workspace than the heuristic's asks for up to that many rows. So the
-// workspace smla_prepare returns stays the heuristic's, a pure function of (problem, max_rows),
-// whatever the tuning table holds; and the choice depends on num_rows only (graph-safe).
+// plan needs no more workspace than the heuristic's asks for up to that many rows, nor than the
+// caller's workspace holds. So the workspace smla_prepare returns stays the heuristic's, a pure
+// function of (problem, max_rows), whatever the tuning table holds; a call the heuristic's plan
+// would serve is never refused for a tuned tile's (one of more rows than max_rows); and the
+// choice depends on host-known values only (graph-safe).
 #pragma once
 
 #include <string>
@@ -24,7 +26,8 @@ class DecodeDispatch {
   DecodeDispatch(const std::string& arch, const smla_problem& problem, const DecodeTiles& tiles,
                  const std::vector<TunedTile>& tuned);
 
-  DecodeChoice choose(int num_rows) const;
+  // `workspace_bytes`: what the caller gives the call.
+  DecodeChoice choose(int num_rows, size_t workspace_bytes) const;
   size_t workspace_bytes(int max_rows) const { return heuristic_.workspace_bytes(max_rows); }
   const DecodeScheduler& heuristic() const { return heuristic_; }
   const std::vector<TunedTile>& tuned() const { return tuned_; }

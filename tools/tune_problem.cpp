@@ -115,8 +115,9 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options, Cub
       // Time only what dispatch would run: a tile whose plan needs more workspace than the
       // heuristic's at some row count of the bucket is not used there.
       const DecodeDispatch dispatch(device.arch, problem, tiles, {{bucket, candidates[c]}});
-      if (!std::all_of(result.rows.begin(), result.rows.end(),
-                       [&](int r) { return dispatch.choose(r).tuned == 0; })) {
+      if (!std::all_of(result.rows.begin(), result.rows.end(), [&](int r) {
+            return dispatch.choose(r, dispatch.workspace_bytes(r)).tuned == 0;
+          })) {
         continue;
       }
       ++result.candidates;
