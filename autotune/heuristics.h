@@ -30,7 +30,7 @@ struct NarrowSplit {
 constexpr int kNarrowSplitCtas = 128;
 std::vector<NarrowSplit> narrow_splits(const smla_problem& problem, const TileConfig& tile);
 
-// Batch-variant mode's few-row split (smla_options.batch_invariant = 0): calls whose rows fit
+// Batch-variant mode's few-row split (smla_options.batch_variant = 1): calls whose rows fit
 // kFewRowCtas CTAs split every row into segments of as few tiles as keep a row within
 // kFewRowSegments segments (one tile for CSA rows), over 8-head CTAs of the entries-on-M
 // kernel, folded by the combine kernel (one batch of loads for up to 40 segments): each CTA's
@@ -66,7 +66,7 @@ constexpr int kFewRowSegments = 40;
 // at 96 rows: 248.6 against 206.0), so wider rows keep the default split.
 std::vector<NarrowSplit> wave_splits(const smla_problem& problem);
 
-// The batch-variant fast path (smla_options.batch_invariant = 0): the tile that calls of many
+// The batch-variant fast path (smla_options.batch_variant = 1): the tile that calls of many
 // rows may run instead of the default on `arch`, whole rows:
 // - on sm_90a, for problems of a multiple of 64 heads on an fp8 layout, the wgmma kernel (64
 //   heads per CTA). A call runs it when its grid (rows x 64-head groups) has at least

@@ -77,9 +77,11 @@ typedef enum smla_log_level {
   SMLA_LOG_DEBUG = 3
 } smla_log_level;
 
-/* Context options. Fill with smla_options_init() and change what you need.
- * Environment variables override: SMLA_CACHE, SMLA_SYSTEM_CACHE, SMLA_JIT=0, SMLA_LOG,
- * SMLA_BATCH_INVARIANT=0; SMLA_TUNING=0 ignores the cache's tuning rows (`smla tune`). */
+/* Context options. Fill with smla_options_init() and change what you need. A zero-filled struct
+ * is valid and means the same defaults, except log_level SMLA_LOG_ERROR.
+ * Environment variables override: SMLA_CACHE, SMLA_SYSTEM_CACHE, SMLA_JIT (0: forbid, 1: allow),
+ * SMLA_LOG, SMLA_BATCH_INVARIANT (0: batch-variant, 1: invariant); SMLA_TUNING=0 ignores the
+ * cache's tuning rows (`smla tune`). A value outside these is ignored with a warning. */
 typedef struct smla_options {
   int device;                    /* CUDA device ordinal (default 0) */
   const char* cache_path;        /* NULL: default path; "": memory only */
@@ -89,16 +91,15 @@ typedef struct smla_options {
   /* Target architecture ("sm_90a", "sm_100a", "sm_103a") for a context without a device, so
    * that smla_prepare compiles and caches kernels for it. NULL: the device's architecture. */
   const char* arch;
-  /* 1 (default): a row's result is bitwise the same whatever else is in the call (how many rows,
-   * which). 0: calls of many rows may run a faster kernel whose results differ from those of
+  /* 0 (default): a row's result is bitwise the same whatever else is in the call (how many rows,
+   * which). 1: calls of many rows may run a faster kernel whose results differ from those of
    * few-row calls in the last bits (within the tolerance of SEMANTICS.md): on sm_90a, problems
    * of 64 or 128 heads on an fp8 layout run the wgmma kernel once num_rows * num_heads / 64 >=
    * 64. With fp8 q on the uniform layout and want_lse 0 that kernel multiplies Q K^T as e4m3
    * products, whose sums the tensor cores keep to about 13 bits: the scores move by up to ~2e-3
    * of their magnitude, out stays within tolerance (an lse would not, so with want_lse it
-   * multiplies in bf16). The environment variable SMLA_BATCH_INVARIANT=0 selects 0, any other
-   * value 1. */
-  int batch_invariant;
+   * multiplies in bf16). SMLA_BATCH_INVARIANT=0 in the environment selects 1, =1 selects 0. */
+  int batch_variant;
 } smla_options;
 
 typedef struct smla_source_desc {

@@ -61,7 +61,7 @@ void smla_options_init(smla_options* options) {
   options->jit = SMLA_JIT_ALLOW;
   options->log_level = SMLA_LOG_WARN;
   options->arch = nullptr;
-  options->batch_invariant = 1;
+  options->batch_variant = 0;
 }
 
 smla_status smla_context_create(const smla_options* options, smla_context** ctx) {

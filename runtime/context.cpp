@@ -2,16 +2,14 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 
 #include "autotune/heuristics.h"
 #include "runtime/validate.h"
+#include "support/environment.h"
 #include "templates/decode_params.cuh"
 
 namespace smla {
 namespace {
-
-const char* env(const char* name) { return std::getenv(name); }
 
 // Makes `context` current for the scope unless it already is (the common case: the host's
 // runtime API uses the same primary context), so decode calls do not pay for push/pop.
@@ -64,12 +62,12 @@ size_t ProblemKeyHash::operator()(const ProblemKey& key) const {
 
 CubinStore::Options context_store_options(const smla_options& options) {
   CubinStore::Options store_options;
-  if (const char* path = env("SMLA_CACHE")) {
+  if (const char* path = std::getenv("SMLA_CACHE")) {
     store_options.path = path;
   } else {
     store_options.path = options.cache_path ? options.cache_path : default_cache_path();
   }
-  if (const char* path = env("SMLA_SYSTEM_CACHE")) {
+  if (const char* path = std::getenv("SMLA_SYSTEM_CACHE")) {
     store_options.system_path = path;
   } else if (options.system_cache_path) {
     store_options.system_path = options.system_cache_path;
@@ -83,23 +81,18 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
   const smla_options& o = options ? *options : defaults;
   std::unique_ptr<Context> context(new Context());
 
-  context->log_.set_level(o.log_level);
-  if (const char* level = env("SMLA_LOG")) {
-    smla_log_level parsed;
-    if (parse_log_level(level, &parsed)) {
-      context->log_.set_level(parsed);
-    } else {
-      context->log_.warn("ignoring SMLA_LOG={}: expected error, warn, info or debug", level);
-    }
-  }
-  context->jit_allowed_ = o.jit == SMLA_JIT_ALLOW;
-  if (const char* jit = env("SMLA_JIT")) context->jit_allowed_ = std::strcmp(jit, "0") != 0;
-  context->batch_invariant_ = batch_invariant_mode(o.batch_invariant);
+  Logger& log = context->log_;
+  log.set_level(o.log_level);
+  apply_log_environment(&log);
+  context->jit_allowed_ = env_switch("SMLA_JIT", log).value_or(o.jit == SMLA_JIT_ALLOW);
+  context->batch_invariant_ =
+      env_switch("SMLA_BATCH_INVARIANT", log).value_or(o.batch_variant == 0);
   if (!context->batch_invariant_) {
-    context->log_.info("batch-variant mode: calls of many rows may run faster kernels");
+    log.info("batch-variant mode: calls of many rows may run faster kernels");
   }
-
-  context->tuning_ = tuning_enabled();
+  // SMLA_TUNING=0: the heuristic schedule whatever the cache's tuning rows (for measuring one
+  // against the other, as `smla tune` does).
+  context->tuning_ = env_switch("SMLA_TUNING", log).value_or(true);
   context->store_ = CubinStore::open(context_store_options(o), context->log_);
   context->builder_ = std::make_unique<KernelBuilder>(*context->store_, context->log_);
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 
 namespace smla {
@@ -135,16 +134,6 @@ Status decode_tiles(const std::string& arch, const smla_problem& problem, bool b
   tiles->narrow.clear();
   tiles->fast.reset();
   return ok_status();
-}
-
-bool tuning_enabled() {
-  const char* tuning = std::getenv("SMLA_TUNING");
-  return tuning == nullptr || std::strcmp(tuning, "0") != 0;
-}
-
-bool batch_invariant_mode(int option) {
-  if (const char* mode = std::getenv("SMLA_BATCH_INVARIANT")) return std::strcmp(mode, "0") != 0;
-  return option != 0;
 }
 
 }  // namespace smla

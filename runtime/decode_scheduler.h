@@ -106,12 +106,4 @@ struct DecodeTiles {
 Status decode_tiles(const std::string& arch, const smla_problem& problem, bool batch_invariant,
                     DecodeTiles* tiles);
 
-// The mode a context runs in: options.batch_invariant, unless SMLA_BATCH_INVARIANT is set ("0":
-// batch-variant, anything else: invariant).
-bool batch_invariant_mode(int option);
-
-// Whether contexts apply tuning rows (autotune/tuning.h): yes unless SMLA_TUNING is "0" (a knob
-// for measuring the heuristic schedule against the tuned one, as `smla tune` does).
-bool tuning_enabled();
-
 }  // namespace smla

@@ -258,8 +258,8 @@ Status validate_options(const smla_options* options) {
     return invalid("options.log_level = {}: must be in [SMLA_LOG_ERROR (0), SMLA_LOG_DEBUG (3)]",
                    log_level);
   }
-  if (options->batch_invariant != 0 && options->batch_invariant != 1) {
-    return invalid("options.batch_invariant = {}: must be 0 or 1", options->batch_invariant);
+  if (options->batch_variant != 0 && options->batch_variant != 1) {
+    return invalid("options.batch_variant = {}: must be 0 or 1", options->batch_variant);
   }
   if (!options->arch) return ok_status();
   for (const char* arch : kArchs) {

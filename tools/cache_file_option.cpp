@@ -35,15 +35,13 @@ namespace {
 
 // After the store's warning, which says why.
 void print_not_usable(const char* command, const std::string& file) {
-  fmt::print(stderr,
-             "smla cache {}: {} is not usable (the cache is memory only)\n",
-             command, file);
+  fmt::print(stderr, "smla cache {}: {} is not usable (the cache is memory only)\n", command, file);
 }
 
 }  // namespace
 
 std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command,
-                                                          const Logger& log) const {
+                                                           const Logger& log) const {
   const std::string file = path();
   std::error_code ec;
   if (!file.empty() && !std::filesystem::exists(file, ec)) {
@@ -53,8 +51,8 @@ std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command,
   if (read_only()) {
     // Read as a system cache is: immutable, over an empty memory store.
     std::unique_ptr<SqliteDb> db;
-    const Status opened = LayeredCubinStore::open_system_cache(
-        file, CubinStore::Options().busy_timeout_ms, &db);
+    const Status opened =
+        LayeredCubinStore::open_system_cache(file, CubinStore::Options().busy_timeout_ms, &db);
     if (opened) {
       return std::make_unique<LayeredCubinStore>(std::move(db),
                                                  std::make_unique<MemoryCubinStore>(), log);
@@ -84,24 +82,13 @@ std::string CacheFileOption::existing_file(const char* command) const {
 }
 
 std::unique_ptr<CubinStore> CacheFileOption::open_usable(const char* command,
-                                                        const Logger& log) const {
+                                                         const Logger& log) const {
   const std::string file = existing_file(command);
   if (file.empty()) return nullptr;
   std::unique_ptr<CubinStore> store = open(log);
   if (store->persistent()) return store;
   print_not_usable(command, file);
   return nullptr;
-}
-
-void apply_log_environment(Logger* log) {
-  const char* level = std::getenv("SMLA_LOG");
-  if (level == nullptr) return;
-  smla_log_level parsed;
-  if (parse_log_level(level, &parsed)) {
-    log->set_level(parsed);
-  } else {
-    log->warn("ignoring SMLA_LOG={}: expected error, warn, info or debug", level);
-  }
 }
 
 }  // namespace smla::tools

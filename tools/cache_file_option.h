@@ -37,7 +37,4 @@ class CacheFileOption {
   CLI::Option* option_ = nullptr;
 };
 
-// Warnings by default, as in a context; SMLA_LOG=error|warn|info|debug overrides.
-void apply_log_environment(Logger* log);
-
 }  // namespace smla::tools

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/context.h"
+#include "support/environment.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
 #include "tools/deployment_kernels.h"

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/kernel_key.h"
+#include "support/environment.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
 #include "tools/size_text.h"

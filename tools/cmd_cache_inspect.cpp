@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cache/layered_store.h"
+#include "support/environment.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
 #include "tools/lib/json_text.h"

@@ -12,6 +12,7 @@
 
 #include "cache/file_verify.h"
 #include "codegen/nvrtc_compiler.h"
+#include "support/environment.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
 #include "tools/size_text.h"

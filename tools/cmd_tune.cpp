@@ -11,6 +11,7 @@
 #include "autotune/tuning.h"
 #include "runtime/context.h"
 #include "runtime/device_session.h"
+#include "support/environment.h"
 #include "tools/cache_file_option.h"
 #include "tools/commands.h"
 #include "tools/lib/deployment.h"
@@ -146,7 +147,7 @@ void add_tune_command(CLI::App& app, int* exit_code) {
   c->add_option("--max-rows", o->tune.max_rows, "tune the buckets 1, 2, 4, ... up to this")
       ->check(CLI::Range(1, kMaxBatchBucket * 2 - 1));
   c->add_flag("--batch-variant", o->batch_variant,
-              "tune batch-variant mode's rows (smla_options.batch_invariant = 0)");
+              "tune batch-variant mode's rows (smla_options.batch_variant = 1)");
   c->add_option("--margin", o->tune.margin,
                 "keep a candidate only if this much faster than the heuristic, twice")
       ->check(kFinite & CLI::Range(0.0, 0.5));

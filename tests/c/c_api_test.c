@@ -278,14 +278,14 @@ static void check_context_and_strings(void) {
   smla_options_init(&options);
   report(options.device == 0 && options.cache_path == NULL && options.system_cache_path == NULL &&
              options.jit == SMLA_JIT_ALLOW && options.log_level == SMLA_LOG_WARN &&
-             options.arch == NULL && options.batch_invariant == 1,
+             options.arch == NULL && options.batch_variant == 0,
          "options: smla_options_init gives the documented defaults", "");
   options.device = -1;
   expect_invalid("context: device -1", smla_context_create(&options, &ctx), "options.device");
   smla_options_init(&options);
-  options.batch_invariant = 2;
-  expect_invalid("context: batch_invariant 2", smla_context_create(&options, &ctx),
-                 "options.batch_invariant");
+  options.batch_variant = 2;
+  expect_invalid("context: batch_variant 2", smla_context_create(&options, &ctx),
+                 "options.batch_variant");
   smla_options_init(&options);
   options.arch = "sm_80";
   expect_invalid("context: arch sm_80", smla_context_create(&options, &ctx), "options.arch");

@@ -36,7 +36,7 @@ struct BenchRow {
   double gather_fraction = 0;
   double mma_fraction = 0;
   std::string mode;  // "split" (segments + combine), "whole" (a CTA per row), "fast" (the
-                     // batch-variant fast path: smla_options.batch_invariant), or "tuned-split"
+                     // batch-variant fast path: smla_options.batch_variant), or "tuned-split"
                      // / "tuned-whole" (a tuning row's tile: autotune/tuning.h)
 };
 

@@ -88,6 +88,8 @@ class NoGpuContextTest : public ::testing::Test {
   ScopedEnv cache_{"SMLA_CACHE", nullptr};
   ScopedEnv system_cache_{"SMLA_SYSTEM_CACHE", nullptr};
   ScopedEnv jit_{"SMLA_JIT", nullptr};
+  ScopedEnv batch_invariant_{"SMLA_BATCH_INVARIANT", nullptr};
+  ScopedEnv tuning_{"SMLA_TUNING", nullptr};
   ScopedEnv log_{"SMLA_LOG", nullptr};
   ScopedEnv tile_{"SMLA_TILE", nullptr};
 };

@@ -90,13 +90,23 @@ void expect_batch_variant_kernels_missing(const smla_problem& problem, size_t in
       << smla_last_error();
   ASSERT_EQ(cached_key_texts(cache).size(), invariant_kernels);
   smla_options options = compile_only_options(cache.c_str(), SMLA_JIT_FORBID);
-  options.batch_invariant = 0;
+  options.batch_variant = 1;
   EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_ERR_NOT_READY);
   EXPECT_NE(std::string(smla_last_error()).find(tile_text_part), std::string::npos)
       << smla_last_error();
   {
     ScopedEnv invariant("SMLA_BATCH_INVARIANT", "1");  // the environment overrides the option
     EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_OK) << smla_last_error();
+  }
+  {
+    // A value other than 0 or 1 is ignored, with a warning: the option's mode stays.
+    ScopedEnv typo("SMLA_BATCH_INVARIANT", "yes");
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_ERR_NOT_READY);
+    const std::string warnings = testing::internal::GetCapturedStderr();
+    EXPECT_NE(warnings.find("ignoring SMLA_BATCH_INVARIANT=yes: expected 0 or 1"),
+              std::string::npos)
+        << warnings;
   }
   EXPECT_EQ(cached_key_texts(cache).size(), invariant_kernels);
   options.jit = SMLA_JIT_ALLOW;

@@ -3,7 +3,7 @@
 // batch-variant mode the few-row split before them, the wave splits after them and a whole-row
 // fast path (the wgmma kernel for sm_90a and 64-head multiples on an fp8 layout, else the
 // default tile with one segment), or the tile SMLA_TILE forces (then alone), and an unparsable
-// SMLA_TILE is an error. batch_invariant_mode reads SMLA_BATCH_INVARIANT over the option.
+// SMLA_TILE is an error.
 #include <string>
 
 #include "context_fixture.h"
@@ -80,22 +80,6 @@ TEST(DecodeTiles, BatchVariantModePutsTheFewRowSplitFirstAndTheWaveSplitsLast) {
   EXPECT_EQ(texts({variant.narrow.begin() + 1, middle}), texts(invariant.narrow));
   EXPECT_EQ(texts({middle, variant.narrow.end()}), texts(waves));
   EXPECT_EQ(variant.tile.text(), invariant.tile.text());
-}
-
-TEST(DecodeTiles, BatchInvariantModeFromTheEnvironmentOverTheOption) {
-  {
-    ScopedEnv unset("SMLA_BATCH_INVARIANT", nullptr);
-    EXPECT_TRUE(batch_invariant_mode(1));
-    EXPECT_FALSE(batch_invariant_mode(0));
-  }
-  {
-    ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
-    EXPECT_FALSE(batch_invariant_mode(1));
-  }
-  for (const char* value : {"1", "yes", ""}) {
-    ScopedEnv invariant("SMLA_BATCH_INVARIANT", value);
-    EXPECT_TRUE(batch_invariant_mode(0)) << value;
-  }
 }
 
 TEST(DecodeTiles, SmlaTileRunsEveryCall) {

@@ -13,7 +13,7 @@ smla_options default_options() {
   options.device = 0;
   options.jit = SMLA_JIT_ALLOW;
   options.log_level = SMLA_LOG_WARN;
-  options.batch_invariant = 1;
+  options.batch_variant = 0;
   return options;
 }
 
@@ -21,6 +21,22 @@ TEST(ValidateOptions, NullMeansDefaultsAndDefaultsAreValid) {
   EXPECT_TRUE(IsOk(validate_options(nullptr)));
   const smla_options options = default_options();
   EXPECT_TRUE(IsOk(validate_options(&options)));
+}
+
+// A zero-filled struct (`smla_options o = {0};` in C) is the defaults but for the log level: in
+// particular the batch-invariant mode, not the faster one that gives up a row's bits.
+TEST(ValidateOptions, ZeroFilledIsTheDefaultsButErrorsOnlyLogging) {
+  const smla_options zero{};
+  EXPECT_TRUE(IsOk(validate_options(&zero)));
+  smla_options defaults;
+  smla_options_init(&defaults);
+  EXPECT_EQ(zero.device, defaults.device);
+  EXPECT_EQ(zero.cache_path, defaults.cache_path);
+  EXPECT_EQ(zero.system_cache_path, defaults.system_cache_path);
+  EXPECT_EQ(zero.jit, defaults.jit);
+  EXPECT_EQ(zero.log_level, SMLA_LOG_ERROR);
+  EXPECT_EQ(zero.arch, defaults.arch);
+  EXPECT_EQ(zero.batch_variant, defaults.batch_variant);
 }
 
 TEST(ValidateOptions, PathsAreNotChecked) {
@@ -61,14 +77,14 @@ TEST(ValidateOptions, LogLevelMustBeKnown) {
   }
 }
 
-TEST(ValidateOptions, BatchInvariantIsZeroOrOne) {
+TEST(ValidateOptions, BatchVariantIsZeroOrOne) {
   smla_options options = default_options();
-  options.batch_invariant = 0;
+  options.batch_variant = 1;
   EXPECT_TRUE(IsOk(validate_options(&options)));
   for (int bad : {2, -1}) {
-    options.batch_invariant = bad;
+    options.batch_variant = bad;
     EXPECT_TRUE(IsInvalid(validate_options(&options),
-                          {"options.batch_invariant = " + std::to_string(bad), "0 or 1"}));
+                          {"options.batch_variant = " + std::to_string(bad), "0 or 1"}));
   }
 }
 
