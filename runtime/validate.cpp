@@ -19,6 +19,36 @@ constexpr const char* kLayoutNames[] = {"SMLA_KV_FP8_UNIFORM", "SMLA_KV_FP8_PACK
 // Longest prefix of a bad options.arch quoted in a message; also bounds what is read of it.
 constexpr size_t kMaxQuotedChars = 32;
 
+// A field's name, written into a message only when one is reported: validation runs on every
+// call, and a call that passes allocates nothing. "args.sources[1].cache" is {"args.sources", 1,
+// "cache"}; "args.num_rows" is {"args.num_rows"}.
+struct FieldName {
+  std::string_view base;
+  int index = -1;                              // -1: none
+  std::string_view member;                     // after the index; may be empty
+  FieldName(const char* name) : base(name) {}  // NOLINT: a plain name converts implicitly
+  FieldName(std::string_view base, int index, std::string_view member = {})
+      : base(base), index(index), member(member) {}
+  FieldName operator/(std::string_view field) const { return {base, index, field}; }
+};
+
+}  // namespace
+}  // namespace smla
+
+template <>
+struct fmt::formatter<smla::FieldName> : fmt::formatter<std::string_view> {
+  template <typename Context>
+  auto format(const smla::FieldName& name, Context& ctx) const {
+    auto out = fmt::format_to(ctx.out(), "{}", name.base);
+    if (name.index >= 0) out = fmt::format_to(out, "[{}]", name.index);
+    if (!name.member.empty()) out = fmt::format_to(out, ".{}", name.member);
+    return out;
+  }
+};
+
+namespace smla {
+namespace {
+
 template <typename... Args>
 Status invalid(fmt::format_string<Args...> format, Args&&... args) {
   return error(SMLA_ERR_INVALID_ARGUMENT, format, std::forward<Args>(args)...);
@@ -35,17 +65,17 @@ int32_t enum_bits(const Enum& field) {
   return bits;
 }
 
-Status check_range(std::string_view name, int64_t value, int64_t lo, int64_t hi) {
+Status check_range(const FieldName& name, int64_t value, int64_t lo, int64_t hi) {
   if (value < lo || value > hi) return invalid("{} = {}: must be in [{}, {}]", name, value, lo, hi);
   return ok_status();
 }
 
-Status check_flag(std::string_view name, int value) {
+Status check_flag(const FieldName& name, int value) {
   if (value != 0 && value != 1) return invalid("{} = {}: must be 0 or 1", name, value);
   return ok_status();
 }
 
-Status check_scale(std::string_view name, float value, std::string_view why) {
+Status check_scale(const FieldName& name, float value, std::string_view why) {
   if (!std::isfinite(value) || value <= 0.0f) {
     return invalid("{} = {}: must be finite and > 0{}", name, value, why);
   }
@@ -57,15 +87,15 @@ bool is_aligned(const void* pointer, uintptr_t alignment) {
 }
 
 // NULL passes: for optional pointers.
-Status check_aligned(const void* pointer, std::string_view name, uintptr_t alignment) {
+Status check_aligned(const void* pointer, const FieldName& name, uintptr_t alignment) {
   if (!is_aligned(pointer, alignment)) {
     return invalid("{} = {}: must be {}-byte aligned", name, fmt::ptr(pointer), alignment);
   }
   return ok_status();
 }
 
-Status check_required(const void* pointer, std::string_view name, uintptr_t alignment,
-                      std::string_view required_when) {
+Status check_required(const void* pointer, const FieldName& name, uintptr_t alignment,
+                      const FieldName& required_when) {
   if (!pointer) return invalid("{} = NULL: required when {}", name, required_when);
   return check_aligned(pointer, name, alignment);
 }
@@ -153,7 +183,7 @@ Status check_no_wrap(const CallArray& array) {
 
 // One dimension of a [num_rows][num_heads][512] array: its stride in elements and extent.
 struct Dim {
-  std::string name;
+  std::string_view name;
   int64_t stride;
   int64_t count;
 };
@@ -161,7 +191,7 @@ struct Dim {
 // Checks args.q or args.out: `base` is the array, element size `elem_bytes`, head vectors of 512
 // contiguous elements. A dimension of extent 1 is never stepped along, so its stride is free
 // (but never negative).
-Status check_vectors(std::string_view name, const void* base, int elem_bytes, Dim a, Dim b) {
+Status check_vectors(const char* name, const void* base, int elem_bytes, Dim a, Dim b) {
   SMLA_TRY(check_required(base, name, 16, "num_rows > 0"));
   const int64_t elems_per_16_bytes = 16 / elem_bytes;
   for (const Dim* dim : {&a, &b}) {
@@ -203,7 +233,7 @@ Status check_vectors(std::string_view name, const void* base, int elem_bytes, Di
 
 Status check_source(const smla_problem& problem, int s, const smla_source_args& source,
                     int num_rows) {
-  const std::string prefix = fmt::format("args.sources[{}]", s);
+  const FieldName prefix("args.sources", s);
   const smla_source_desc& desc = problem.sources[s];
   if (source.num_pages < 0) {
     return invalid("{}.num_pages = {}: must be >= 0", prefix, source.num_pages);
@@ -211,9 +241,9 @@ Status check_source(const smla_problem& problem, int s, const smla_source_args& 
   // NOTE: with no pages every index is skipped and the cache is never read; frameworks hand out
   // NULL for empty tensors (torch's data_ptr() of a 0-element tensor), so NULL is accepted then.
   if (source.num_pages > 0) {
-    SMLA_TRY(check_required(source.cache, prefix + ".cache", 16, prefix + ".num_pages > 0"));
+    SMLA_TRY(check_required(source.cache, prefix / "cache", 16, prefix / "num_pages > 0"));
   } else {
-    SMLA_TRY(check_aligned(source.cache, prefix + ".cache", 16));
+    SMLA_TRY(check_aligned(source.cache, prefix / "cache", 16));
   }
   const int64_t min_stride = smla_min_page_stride(problem.kv_layout, desc.page_size);
   if (source.page_stride_bytes < min_stride) {
@@ -229,7 +259,7 @@ Status check_source(const smla_problem& problem, int s, const smla_source_args& 
     return invalid("{}.num_pages = {}: {} pages of {} bytes overflow int64 bytes", prefix,
                    source.num_pages, source.num_pages, source.page_stride_bytes);
   }
-  SMLA_TRY(check_required(source.indices, prefix + ".indices", 4, "num_rows > 0"));
+  SMLA_TRY(check_required(source.indices, prefix / "indices", 4, "num_rows > 0"));
   if (source.index_row_stride < desc.width) {
     return invalid("{}.index_row_stride = {}: must be >= problem.sources[{}].width = {}", prefix,
                    source.index_row_stride, s, desc.width);
@@ -241,7 +271,7 @@ Status check_source(const smla_problem& problem, int s, const smla_source_args& 
     return invalid("{}.index_row_stride = {}: a table of {} rows overflows int64 bytes", prefix,
                    source.index_row_stride, num_rows);
   }
-  return check_aligned(source.lengths, prefix + ".lengths", 4);
+  return check_aligned(source.lengths, prefix / "lengths", 4);
 }
 
 }  // namespace
@@ -288,11 +318,11 @@ Status validate_problem(const smla_problem* problem) {
   SMLA_TRY(check_range("problem.num_sources", problem->num_sources, 1, SMLA_MAX_SOURCES));
   for (int s = 0; s < problem->num_sources; ++s) {
     const smla_source_desc& source = problem->sources[s];
-    const std::string prefix = fmt::format("problem.sources[{}]", s);
+    const FieldName prefix("problem.sources", s);
     if (source.page_size < 1) {
       return invalid("{}.page_size = {}: must be >= 1", prefix, source.page_size);
     }
-    SMLA_TRY(check_range(prefix + ".width", source.width, 1, SMLA_MAX_WIDTH));
+    SMLA_TRY(check_range(prefix / "width", source.width, 1, SMLA_MAX_WIDTH));
     const int32_t kind = enum_bits(source.kind);
     if (kind < SMLA_SOURCE_LIST || kind > SMLA_SOURCE_PREFIX) {
       return invalid(
