@@ -90,6 +90,8 @@ double load_bf16(const uint8_t* bytes) {
   return bf16_to_float(static_cast<uint16_t>(bytes[0] | (bytes[1] << 8)));
 }
 
+}  // namespace
+
 int64_t token_bytes(smla_kv_layout layout) {
   switch (layout) {
     case SMLA_KV_FP8_UNIFORM:
@@ -101,8 +103,6 @@ int64_t token_bytes(smla_kv_layout layout) {
   }
   return 0;
 }
-
-}  // namespace
 
 float e4m3_to_float(uint8_t bits) { return kE4m3Table[bits]; }
 

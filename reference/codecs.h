@@ -29,6 +29,9 @@ struct TokenLocation {
 TokenLocation token_location(smla_kv_layout layout, int page_size, int64_t page_stride_bytes,
                              int64_t token);
 
+// The bytes of one token of `layout` (SEMANTICS.md: 512, 584 or 1024).
+int64_t token_bytes(smla_kv_layout layout);
+
 // Encodes 512 values [nope 448 | rope 64] of one token into the cache at its location.
 // Packed: per-64 ue8m0 scale 2^ceil(log2(amax/448)) (2^0 for an all-zero tile; the exponent
 // clamped to the ue8m0 range [-127, 127]), e4m3 of value/scale, bf16 rope, padding byte 0.

@@ -58,9 +58,6 @@ class Context {
   bool has_device() const { return driver_ != nullptr; }
   const DeviceInfo& device() const { return device_; }
   const std::string& arch() const { return arch_; }  // the arch kernels are built for
-  const Logger& log() const { return log_; }
-  CubinStore& store() { return *store_; }
-  bool jit_allowed() const { return jit_allowed_; }
 
  private:
   struct LoadedKernel {

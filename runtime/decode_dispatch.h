@@ -29,7 +29,6 @@ class DecodeDispatch {
   // `workspace_bytes`: what the caller gives the call.
   DecodeChoice choose(int num_rows, size_t workspace_bytes) const;
   size_t workspace_bytes(int max_rows) const { return heuristic_.workspace_bytes(max_rows); }
-  const DecodeScheduler& heuristic() const { return heuristic_; }
   const std::vector<TunedTile>& tuned() const { return tuned_; }
 
  private:

@@ -55,22 +55,18 @@ Status DeviceSession::open(int ordinal, std::unique_ptr<DeviceSession>* session)
   s->ordinal_ = ordinal;
   SMLA_TRY(driver->check(driver->cuDevicePrimaryCtxRetain(&s->context_, s->device_),
                          "cuDevicePrimaryCtxRetain"));
+  s->retained_ = true;
   SMLA_TRY(driver->check(driver->cuCtxPushCurrent(s->context_), "cuCtxPushCurrent"));
+  s->pushed_ = true;
   *session = std::move(s);
   return ok_status();
 }
 
+// Undoes only what open() did: after a failed open, the caller's current context stays.
 DeviceSession::~DeviceSession() {
   CUcontext popped = nullptr;
-  driver_->cuCtxPopCurrent(&popped);
-  driver_->cuDevicePrimaryCtxRelease(device_);
-}
-
-Status DeviceSession::arch(std::string* arch) const {
-  DeviceInfo device;
-  SMLA_TRY(info(&device));
-  *arch = device.arch;
-  return ok_status();
+  if (pushed_) driver_->cuCtxPopCurrent(&popped);
+  if (retained_) driver_->cuDevicePrimaryCtxRelease(device_);
 }
 
 Status DeviceSession::info(DeviceInfo* info) const {

@@ -47,8 +47,6 @@ class DeviceSession {
   ~DeviceSession();
 
   const CudaDriver& driver() const { return *driver_; }
-  // The device's kernel architecture ("sm_90a", ...; "" for an unsupported one).
-  Status arch(std::string* arch) const;
   Status info(DeviceInfo* info) const;  // as a context on this device reads it
   Status allocate(size_t bytes, DeviceBuffer* buffer) const;
   Status create_stream(CUstream* stream) const;
@@ -63,6 +61,8 @@ class DeviceSession {
   CUdevice device_ = 0;
   int ordinal_ = 0;
   CUcontext context_ = nullptr;
+  bool retained_ = false;  // the primary context, by open()
+  bool pushed_ = false;    // made current by open()
 };
 
 }  // namespace smla

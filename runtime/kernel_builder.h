@@ -26,8 +26,6 @@ class KernelBuilder {
   // allow_compile = false: a kernel not in the cache is SMLA_ERR_NOT_READY.
   Status build(const KernelKey& key, bool allow_compile, BuildResult* result) const;
 
-  CubinStore& store() const { return store_; }
-
  private:
   CubinStore& store_;
   const Logger& log_;

@@ -9,11 +9,12 @@
 #include <string_view>
 #include <utility>
 
+#include "codegen/kernel_key.h"
+
 namespace smla {
 namespace {
 
 constexpr int64_t kHeadDim = SMLA_HEAD_DIM;
-constexpr const char* kArchs[] = {"sm_90a", "sm_100a", "sm_103a"};
 constexpr const char* kLayoutNames[] = {"SMLA_KV_FP8_UNIFORM", "SMLA_KV_FP8_PACKED",
                                         "SMLA_KV_BF16"};
 // Longest prefix of a bad options.arch quoted in a message; also bounds what is read of it.
@@ -292,10 +293,8 @@ Status validate_options(const smla_options* options) {
     return invalid("options.batch_variant = {}: must be 0 or 1", options->batch_variant);
   }
   if (!options->arch) return ok_status();
-  for (const char* arch : kArchs) {
-    if (std::strcmp(options->arch, arch) == 0) return ok_status();
-  }
   const std::string_view quoted(options->arch, strnlen(options->arch, kMaxQuotedChars));
+  if (quoted.size() < kMaxQuotedChars && is_supported_arch(std::string(quoted))) return ok_status();
   return invalid("options.arch = {:?}: must be NULL or one of \"sm_90a\", \"sm_100a\", \"sm_103a\"",
                  quoted);
 }

@@ -159,8 +159,10 @@ void add_tune_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 1000000));
   c->add_option("--pool-gb", o->tune.bench.pool_gb, "KV pool per source in GB")
       ->check(kFinite & CLI::Range(0.01, 64.0));
-  c->add_flag("--list", o->list, "print the candidates and exit (no GPU)");
-  c->add_option("--arch", o->arch, "with --list: the target (sm_90a, sm_100a, sm_103a)");
+  CLI::Option* list = c->add_flag("--list", o->list, "print the candidates and exit (no GPU)");
+  // Tuning measures the local GPU: a target architecture means something to --list only.
+  c->add_option("--arch", o->arch, "with --list: the target (sm_90a, sm_100a, sm_103a)")
+      ->needs(list);
   c->add_flag("--json", o->json, "JSON output");
   c->callback([o, exit_code] { *exit_code = run_tune(*o); });
 }

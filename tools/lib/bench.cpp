@@ -6,6 +6,7 @@
 #include <random>
 
 #include "autotune/heuristics.h"
+#include "reference/codecs.h"
 #include "runtime/context.h"
 #include "runtime/device_session.h"
 #include "tools/lib/deployment.h"
@@ -15,12 +16,6 @@ namespace smla::tools {
 namespace {
 
 constexpr double kL2Bytes = 60e6;
-
-int64_t token_bytes(smla_kv_layout layout) {
-  return layout == SMLA_KV_FP8_PACKED ? SMLA_PACKED_TOKEN_BYTES
-         : layout == SMLA_KV_BF16     ? SMLA_BF16_TOKEN_BYTES
-                                      : SMLA_UNIFORM_TOKEN_BYTES;
-}
 
 // Random finite cache bytes: e4m3 without the NaN code (bit 3 cleared), bf16 of magnitude
 // [2^-7, 2^-6), packed ue8m0 scales near 2^-6 and bf16 rope. Word at a time: pools are large.
@@ -82,7 +77,8 @@ Status make_inputs(const DeviceSession& session, const smla_problem& p, const Be
   std::mt19937_64 rng(12345 + rows);
   int64_t tokens_per_row = 0;
   for (int s = 0; s < p.num_sources; ++s) tokens_per_row += p.sources[s].width;
-  const double call_bytes = static_cast<double>(rows) * tokens_per_row * token_bytes(p.kv_layout);
+  const double call_bytes =
+      static_cast<double>(rows) * tokens_per_row * ref::token_bytes(p.kv_layout);
   const int sets = static_cast<int>(std::clamp(3.0 * kL2Bytes / call_bytes + 1.0, 2.0, 64.0));
   const size_t q_elements = static_cast<size_t>(rows) * p.num_heads * SMLA_HEAD_DIM;
   const size_t q_bytes = q_elements * (p.q_dtype == SMLA_BF16 ? 2 : 1);
@@ -265,7 +261,7 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
     double entries = 0;
     for (int s = 0; s < problem.num_sources; ++s)
       entries += static_cast<double>(rows) * problem.sources[s].width;
-    row.kv_bytes = entries * token_bytes(problem.kv_layout);
+    row.kv_bytes = entries * ref::token_bytes(problem.kv_layout);
     const double qo = static_cast<double>(rows) * problem.num_heads * SMLA_HEAD_DIM;
     row.total_bytes = row.kv_bytes + qo * (problem.q_dtype == SMLA_BF16 ? 2 : 1) + qo * 2;
     row.flops = 4.0 * problem.num_heads * entries * SMLA_HEAD_DIM;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include "codegen/kernel_key.h"
 #include "tools/lib/json_text.h"
 
 namespace smla::tools {
@@ -48,27 +49,24 @@ LayerType with_compressed(const char* name, int heads, int page_size, int width)
   return layer;
 }
 
+// A deployment file names layouts and dtypes as kernel keys do (codegen/kernel_key.h).
 Status parse_layout(const std::string& text, smla_kv_layout* layout) {
-  if (text == "fp8_packed")
-    *layout = SMLA_KV_FP8_PACKED;
-  else if (text == "fp8_uniform")
-    *layout = SMLA_KV_FP8_UNIFORM;
-  else if (text == "bf16")
-    *layout = SMLA_KV_BF16;
-  else
-    return error(SMLA_ERR_INVALID_ARGUMENT,
-                 "kv_layout \"{}\": expected fp8_packed, fp8_uniform or bf16", text);
-  return ok_status();
+  for (const smla_kv_layout l : {SMLA_KV_FP8_PACKED, SMLA_KV_FP8_UNIFORM, SMLA_KV_BF16}) {
+    if (text != layout_name(l)) continue;
+    *layout = l;
+    return ok_status();
+  }
+  return error(SMLA_ERR_INVALID_ARGUMENT,
+               "kv_layout \"{}\": expected fp8_packed, fp8_uniform or bf16", text);
 }
 
 Status parse_dtype(const std::string& text, smla_dtype* dtype) {
-  if (text == "bf16")
-    *dtype = SMLA_BF16;
-  else if (text == "fp8_e4m3")
-    *dtype = SMLA_FP8_E4M3;
-  else
-    return error(SMLA_ERR_INVALID_ARGUMENT, "q_dtype \"{}\": expected bf16 or fp8_e4m3", text);
-  return ok_status();
+  for (const smla_dtype d : {SMLA_BF16, SMLA_FP8_E4M3}) {
+    if (text != dtype_name(d)) continue;
+    *dtype = d;
+    return ok_status();
+  }
+  return error(SMLA_ERR_INVALID_ARGUMENT, "q_dtype \"{}\": expected bf16 or fp8_e4m3", text);
 }
 
 }  // namespace

@@ -64,6 +64,7 @@ TEST(Tune, RefusesWhatWouldLoseOrSkewItsRows) {
       {{"--max-rows", "0"}, {{"SMLA_CACHE", db}}, "--max-rows"},
       {{"--repeats", "0"}, {{"SMLA_CACHE", db}}, "--repeats"},
       {{"--layer", "mla"}, {{"SMLA_CACHE", db}}, "--layer mla (it has"},
+      {{"--arch", "sm_90a"}, {{"SMLA_CACHE", db}}, "--arch requires --list"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args = tune;
