@@ -167,6 +167,76 @@ TEST(CubinStoreSystemCache, MissingSystemCacheWarnsOnceAndTheUserCacheWorks) {
   EXPECT_FALSE(std::filesystem::exists(options.system_path));  // read-only: never created
 }
 
+TuningRow tuning_row(int bucket, const std::string& config) {
+  TuningRow row;
+  row.problem_id = 7;
+  row.batch_bucket = bucket;
+  row.device_name = "NVIDIA H200";
+  row.sm_count = 132;
+  row.driver_version = 13000;
+  row.config_text = config;
+  row.measured_us = 10;
+  row.baseline_us = 12;
+  return row;
+}
+
+// The tuning row of a (problem, bucket, device) comes from the user cache (`smla tune` on this
+// machine), else from the system cache (shipped with the deployment); rows of another device are
+// not found in either.
+TEST(CubinStoreSystemCache, TuningRowsOfTheUserCacheFirstThenOfTheSystemCache) {
+  TempDir dir;
+  const std::string system_path = make_system_cache(dir);
+  {
+    Logger log;
+    std::unique_ptr<CubinStore> system = CubinStore::open(options_for(system_path), log);
+    ASSERT_TRUE(system->put_tuning(tuning_row(16, "system-16")));
+    ASSERT_TRUE(system->put_tuning(tuning_row(32, "system-32")));
+  }
+  sql_exec(system_path, "PRAGMA journal_mode = DELETE");
+  Logger log;
+  CubinStore::Options options = options_for(dir.file("user.sqlite"));
+  options.system_path = system_path;
+  std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+  ASSERT_TRUE(store->put_tuning(tuning_row(16, "user-16")));
+  const auto config = [&](int bucket, const std::string& device) {
+    const std::optional<TuningRow> row = store->find_tuning(7, bucket, device, 132, 13000);
+    return row ? row->config_text : std::string("none");
+  };
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(config(16, "NVIDIA H200"), "user-16");
+  EXPECT_EQ(config(32, "NVIDIA H200"), "system-32");
+  EXPECT_EQ(config(64, "NVIDIA H200"), "none");
+  EXPECT_EQ(config(32, "NVIDIA H100 80GB HBM3"), "none");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+// A system cache whose tuning rows cannot be read is dropped with one warning, as one whose
+// kernels cannot: the user cache's rows and kernels still serve, nothing is fatal.
+TEST(CubinStoreSystemCache, UnreadableSystemTuningRowsDropTheSystemCacheOnce) {
+  TempDir dir;
+  const std::string system_path = make_system_cache(dir);
+  sql_exec(system_path, "DROP TABLE tuning");
+  Logger log;
+  CubinStore::Options options = options_for(dir.file("user.sqlite"));
+  options.system_path = system_path;
+  std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
+  ASSERT_TRUE(store->put_tuning(tuning_row(16, "user-16")));
+  testing::internal::CaptureStderr();
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_FALSE(store->find_tuning(7, 32, "NVIDIA H200", 132, 13000).has_value());
+    const std::optional<TuningRow> user = store->find_tuning(7, 16, "NVIDIA H200", 132, 13000);
+    ASSERT_TRUE(user.has_value());
+    EXPECT_EQ(user->config_text, "user-16");
+  }
+  std::atomic<int> calls{0};
+  std::vector<uint8_t> cubin;
+  ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin));
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(count_warnings(warnings), 1) << warnings;
+  EXPECT_NE(warnings.find("no longer consulted"), std::string::npos) << warnings;
+  EXPECT_EQ(calls, 1);  // the dropped system cache's kernel 0 is not used
+}
+
 // A system cache path naming a FIFO is no cache either: one warning, not a wait forever for a
 // writer (a read-only open of a FIFO blocks). Run in a child that an alarm ends.
 TEST(CubinStoreSystemCache, AFifoIsNoSystemCache) {
