@@ -2,8 +2,10 @@
 // tuned tile, alone (its planned calls say so), against the CPU reference. In batch-invariant
 // mode (rows of tiles that keep a row's bits only) every output bit equals an untuned context's;
 // in batch-variant mode a tuned tile with other segments changes the tuned buckets' bits and
-// only theirs. The rows go into a scratch cache (the round's cache serves the kernels as a
+// only theirs; a row whose kernel cannot be loaded leaves its bucket to the heuristic. The rows go
+// into a scratch cache (the round's cache serves the kernels as a
 // system cache; prewarm mode puts the tuned tiles' there), so no other test sees them.
+#include <string>
 #include <vector>
 
 #include "autotune/tuning.h"
@@ -148,6 +150,25 @@ TEST_F(DecodeTuned, VariantRowsRunTheTunedTile) {
   EXPECT_TRUE(same_bits(p, 2, 5101, "untuned bucket 2"));
   EXPECT_FALSE(same_bits(p, 130, 5102, "tuned bucket 128"));
   EXPECT_TRUE(same_bits(p, 300, 5103, "untuned bucket 256"));
+}
+
+// A tuning row whose kernel is in no cache, in a context that may not compile (SMLA_JIT=0, as a
+// server runs): smla_prepare still succeeds, warns once, and the heuristic serves the bucket.
+TEST_F(DecodeTuned, ARowWhoseKernelIsMissingLeavesItsBucketToTheHeuristic) {
+  const smla_problem p =
+      make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 1024}});
+  if (prewarmed(p)) return;  // the row's own tile stays unbuilt
+  const std::vector<TunedRowSpec> rows = {{8, "hg16.w8.te32.st3.seg4.mb1.mma_sync"}};
+  {
+    const ScopedEnv forbid("SMLA_JIT", "0");
+    make_contexts(p, true, rows);
+  }
+  testing::internal::CaptureStderr();
+  expect_runs(p, 8, nullptr);
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  EXPECT_NE(warnings.find("tuned tile " + rows[0].tile), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("the heuristic serves them"), std::string::npos) << warnings;
+  EXPECT_TRUE(same_bits(p, 8, 5200, "bucket 8, its tuned kernel missing"));
 }
 
 }  // namespace
