@@ -2,9 +2,9 @@
 // tuned tile, alone (its planned calls say so), against the CPU reference. In batch-invariant
 // mode (rows of tiles that keep a row's bits only) every output bit equals an untuned context's;
 // in batch-variant mode a tuned tile with other segments changes the tuned buckets' bits and
-// only theirs; a row whose kernel cannot be loaded leaves its bucket to the heuristic. The rows go
-// into a scratch cache (the round's cache serves the kernels as a
-// system cache; prewarm mode puts the tuned tiles' there), so no other test sees them.
+// only theirs; a row whose kernel cannot be loaded leaves its bucket to the heuristic. The rows
+// go into a scratch cache (the round's cache serves the kernels as a system cache; prewarm mode
+// puts the tuned tiles' there), so no other test sees them.
 #include <string>
 #include <vector>
 
