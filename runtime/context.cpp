@@ -4,9 +4,9 @@
 #include <cstdlib>
 
 #include "autotune/heuristics.h"
+#include "codegen/launch_params.h"
 #include "runtime/validate.h"
 #include "support/environment.h"
-#include "templates/decode_params.cuh"
 
 namespace smla {
 namespace {

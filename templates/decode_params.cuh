@@ -1,5 +1,6 @@
 // The launch parameters of the decode and combine kernels. Plain C++ with fixed-width members so
-// that the host (g++, LP64) and the device (NVRTC) agree on the layout; codegen packs it.
+// that the host (g++, LP64) and the device (NVRTC) agree on the layout; runtime fills it
+// (codegen/launch_params.h).
 #pragma once
 
 namespace smla {
