@@ -246,12 +246,12 @@ SMLA_DEVICE int query_position(int d) {
   return (d & ~63) + 16 * j + 8 * high + 2 * c + (d & 1);
 }
 
-// With e4m3 scores (decode_kernel.cuh: kE4m3Scores) a thread's 16 raw bytes of a 64-dim group (dims
-// 16c .. 16c + 15) are the A fragments of its two k-steps: k-step j takes dims 16c + 8j + {0..3} (k
-// = 4c..4c + 3) and 16c + 8j + {4..7} (k = 16 + 4c..). The query tile stores a group's e4m3 bytes
-// as four 16-byte matrices (j, half) of 8-head rows, byte 4c + i of a row holding dim 16c + 8j + 4
-// * half + i, so one ldmatrix.x4 gives a thread B fragments b0, b1 of both k-steps. The byte offset
-// of dim d:
+// With e4m3 scores (decode_kernel_lanes.cuh: kE4m3Scores) a thread's 16 raw bytes of a 64-dim group
+// (dims 16c .. 16c + 15) are the A fragments of its two k-steps: k-step j takes dims 16c + 8j +
+// {0..3} (k = 4c..4c + 3) and 16c + 8j + {4..7} (k = 16 + 4c..). The query tile stores a group's
+// e4m3 bytes as four 16-byte matrices (j, half) of 8-head rows, byte 4c + i of a row holding dim
+// 16c + 8j + 4 * half + i, so one ldmatrix.x4 gives a thread B fragments b0, b1 of both k-steps.
+// The byte offset of dim d:
 SMLA_DEVICE int e4m3_position(int d) {
   const int r = d & 63, c = r >> 4, j = (r >> 3) & 1, half = (r >> 2) & 1;
   return (d & ~63) + 32 * j + 16 * half + 4 * c + (r & 3);

@@ -82,7 +82,7 @@ TEST(DecodeMatrix, InfiniteSinksAndNoSink) {
 }
 
 // The packed layout's value product moves each entry's scale into its f16 probability, relative
-// to the segment's largest (decode_kernel.cuh, ValueScales): tokens whose magnitudes span 2^12
+// to the segment's largest (decode_common.cuh, ValueScales): tokens whose magnitudes span 2^12
 // put scale bytes ~14 apart within a segment, and must still meet the tolerance.
 TEST(DecodeMatrix, WideTokenMagnitudes) {
   SMLA_REQUIRE_GPU();

@@ -65,7 +65,7 @@ TEST(SameRowBits, OnlyWidthStagesAndOccupancy) {
     EXPECT_FALSE(same_row_bits(*TileConfig::parse(other), base)) << other;
   }
   // Wider than the default: an 8-head problem's CTAs of 8 heads sum in two chains, wider ones
-  // in one (decode_kernel.cuh, kScoreChains).
+  // in one (decode_kernel_scores.cuh, kScoreChains).
   const TileConfig eight = *TileConfig::parse("hg8.w8.te32.st2.seg4.mb2.mma_sync");
   EXPECT_FALSE(same_row_bits(base, eight));
   EXPECT_FALSE(same_row_bits(*TileConfig::parse("hg32.w8.te32.st2.seg4.mb1.mma_sync"), base));
