@@ -69,6 +69,7 @@ Status compile_to_cubin(const std::string& source, const std::string& name, cons
 
   const std::vector<std::string> options = compile_options(arch);
   std::vector<const char*> option_pointers;
+  option_pointers.reserve(options.size());
   for (const std::string& o : options) option_pointers.push_back(o.c_str());
   const nvrtcResult compiled = nvrtcCompileProgram(
       program, static_cast<int>(option_pointers.size()), option_pointers.data());

@@ -190,7 +190,7 @@ void Context::unload(Prepared* prepared) {
 Status Context::load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair) {
   SMLA_TRY(load_kernel(key, allow_compile, &pair->decode));
   if (key.geometry().segments < 2) return ok_status();
-  const Status status = load_kernel(KernelKey::combine_for(key), allow_compile, &pair->combine);
+  Status status = load_kernel(KernelKey::combine_for(key), allow_compile, &pair->combine);
   if (!status) unload(pair);
   return status;
 }

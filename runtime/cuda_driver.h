@@ -34,6 +34,7 @@ class CudaDriver {
   // SMLA_ERR_CUDA naming the call and the driver's error, or ok.
   Status check(CUresult result, const char* what) const;
 
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `name` names a declaration, not an expression
 #define SMLA_DECLARE_DRIVER_FUNCTION(name) decltype(&::name) name = nullptr;
   SMLA_DRIVER_FUNCTIONS(SMLA_DECLARE_DRIVER_FUNCTION)
 #undef SMLA_DECLARE_DRIVER_FUNCTION

@@ -73,7 +73,7 @@ bool CacheFileOption::read_only() const {
 }
 
 std::string CacheFileOption::existing_file(const char* command) const {
-  const std::string file = path();
+  std::string file = path();
   std::error_code ec;
   if (!file.empty() && std::filesystem::exists(file, ec)) return file;
   fmt::print(stderr, "smla cache {}: no cache file {}(the cache is memory only)\n", command,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <string>
 
 namespace smla::tools {
@@ -15,7 +16,7 @@ constexpr int kBarWidth = 30;
 ProgressLine::ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1) {}
 
 ProgressLine::~ProgressLine() {
-  if (drawn_) fmt::print(stderr, "\n");
+  if (drawn_) std::fputc('\n', stderr);  // not fmt::print, which may throw
 }
 
 void ProgressLine::draw(const BuildCounts& counts) {

@@ -4,12 +4,16 @@
 #include <smla.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <exception>
 #include <string>
 #include <vector>
 
 #include "tools/commands.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_command(int argc, char** argv) {
   CLI::App app{"smla: JIT-compiled DeepSeek-V4 sparse attention"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(smla_version()));
@@ -20,7 +24,7 @@ int main(int argc, char** argv) {
   smla::tools::add_bench_command(app, &exit_code);
   smla::tools::add_tune_command(app, &exit_code);
   try {
-    app.parse(argc, argv);
+    app.parse(argc, argv);  // runs the command too
   } catch (const CLI::ParseError& e) {
     // NOTE: a mistyped command leaves its word unparsed, and CLI11 reports only that a
     // subcommand is required; the word is what the user needs to see.
@@ -39,4 +43,19 @@ int main(int argc, char** argv) {
     return smla::tools::kExitUsage;
   }
   return exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A command's own failures are statuses; this is what escaped one (out of memory, a library's
+  // exception): a message and exit 1, not std::terminate's abort.
+  try {
+    return run_command(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "smla: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "smla: internal error\n");
+  }
+  return smla::tools::kExitFailed;
 }
