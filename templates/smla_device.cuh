@@ -12,6 +12,14 @@ typedef long long i64;
 
 #define SMLA_DEVICE __device__ __forceinline__
 
+// 1 when compiling for Blackwell (sm_100a, sm_103a): the key's arch, which NVRTC compiles each
+// key for. A macro, not a constexpr variable, which would take a byte of every cubin's globals.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
+#define SMLA_BLACKWELL 1
+#else
+#define SMLA_BLACKWELL 0
+#endif
+
 namespace smla {
 
 constexpr float kLog2e = 1.4426950408889634f;

@@ -133,6 +133,16 @@ TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForEveryArch) {
       }
     }
   }
+  // The heads-on-M kernel's e4m3 scores (uniform KV, fp8 q) at 32 heads, one group (it spilled on
+  // sm_100a), and at 24, a partial group (it spilled on sm_90a): decode_heads_m_kernel.cuh.
+  for (smla_problem problem : preset_problems("dsv4-pro-tp4")) {
+    problem.kv_layout = SMLA_KV_FP8_UNIFORM;
+    problem.q_dtype = SMLA_FP8_E4M3;
+    for (const int heads : {32, 24}) {
+      problem.num_heads = heads;
+      add_kernels(problem, &keys);
+    }
+  }
   EXPECT_GT(compile_and_check("layouts and fp8 q", keys), 0u);
 }
 
