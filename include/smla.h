@@ -81,7 +81,8 @@ typedef enum smla_log_level {
  * is valid and means the same defaults, except log_level SMLA_LOG_ERROR.
  * Environment variables override: SMLA_CACHE, SMLA_SYSTEM_CACHE, SMLA_JIT (0: forbid, 1: allow),
  * SMLA_LOG, SMLA_BATCH_INVARIANT (0: batch-variant, 1: invariant); SMLA_TUNING=0 ignores the
- * cache's tuning rows (`smla tune`). A value outside these is ignored with a warning. */
+ * cache's tuning rows (`smla tune`). A value outside these is ignored (with a warning at log
+ * level SMLA_LOG_WARN or above). */
 typedef struct smla_options {
   int device;                    /* CUDA device ordinal (default 0) */
   const char* cache_path;        /* NULL: default path; "": memory only */

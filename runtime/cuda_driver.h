@@ -14,7 +14,8 @@ namespace smla {
 // clang-format off
 #define SMLA_DRIVER_FUNCTIONS(X) \
   X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) \
-  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) \
+  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) \
+  X(cuDevicePrimaryCtxRelease) \
   X(cuCtxGetCurrent) X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuModuleLoadData) \
   X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernelEx) \
   X(cuStreamIsCapturing) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) \

@@ -6,7 +6,7 @@
 // 512 dims, so each A fragment of the query tile (ldmatrix, the k order of query_position or
 // e4m3_position) feeds two MMAs; the B fragments are the raw e4m3 bytes of the stage converted
 // to f16 in registers (one cvt per pair, exact; e4m3 MMAs on the raw bytes for fp8 q on the
-// uniform layout). The packed scales multiply each 64-dim group's partial sums, the packed
+// uniform layout on sm_90a at multiples of 32 heads: kE4m3Scores). The packed scales multiply each 64-dim group's partial sums, the packed
 // rope group is bf16 as stored. Each warp then keeps one n tile, adding its partner's partial
 // sums (part 0's first) through shared memory.
 // Softmax: a thread holds 2 heads x 2 entries per m tile; the lazy segment reference of

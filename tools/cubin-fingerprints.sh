@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Lists "key text|xxh64 of the cubin" for the kernels of every preset (16K and 1M context) and of
-# every layout x q dtype x lse at 1-128 heads (pages of 61 and 64, q_len 1 and 2), for sm_90a and
-# sm_100a, compiled by build/smla into a scratch cache. No GPU needed (~3 minutes on 2 cores).
+# five layout x q dtype x lse cases (uniform fp8 q with and without the lse, uniform bf16 q, bf16
+# with the lse, packed fp8 q) at 1, 8, 16, 24, 32, 64 and 128 heads (pages of 61 and 64, q_len 1
+# and 2), for sm_90a and sm_100a (sm_103a compiles from the same source as sm_100a), compiled by
+# build/smla into a scratch cache. No GPU needed (~3 minutes on 2 cores). Cases outside these are
+# not seen: extend the lists for a change that touches them.
 # A change meant to leave the kernels alone (a template split, a comment) shows it when the
 # lists before and after are equal:
 #   tools/cubin-fingerprints.sh /tmp/before.txt; (change); tools/cubin-fingerprints.sh /tmp/after.txt
@@ -19,7 +22,7 @@ for preset in $("$smla" cache build --help | grep -o 'dsv4-[a-z]*-tp[0-9]' | sor
   done
 done
 deployment=$(mktemp --suffix=.json)
-for heads in 1 8 16 32 64 128; do
+for heads in 1 8 16 24 32 64 128; do
   for combo in "fp8_e4m3 fp8_uniform false" "fp8_e4m3 fp8_uniform true" "bf16 fp8_uniform false" \
     "bf16 bf16 true" "fp8_e4m3 fp8_packed false"; do
     read -r q_dtype layout lse <<<"$combo"

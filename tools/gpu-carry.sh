@@ -22,7 +22,7 @@ for preset in dsv4-flash-tp1 dsv4-flash-tp2 dsv4-flash-tp4 dsv4-flash-tp8 dsv4-p
   done
 done
 # The uniform layout with fp8 q, whose e4m3 kernels the presets (packed, bf16 q) do not use: the
-# SASS step counts their QMMA sites too.
+# SASS step lists their MMA forms too.
 for heads in 8 16 32 64 128; do
   file=$(mktemp --suffix=.json)
   cat >"$file" <<JSON

@@ -113,15 +113,15 @@ if has sass; then
   for f in /tmp/cubins/*.cubin; do
     [ -e "$f" ] || continue
     sass=$(cuobjdump -sass "$f")
-    # Every MMA opcode form with its count, e.g. HMMA.16816.F32.BF16x32.
-    mma=$(grep -oE '[A-Z]*MMA(\.[A-Z0-9_]+)+' <<<"$sass" | sort | uniq -c | awk '{printf "%sx%s ", $2, $1}')
-    echo "$(basename "$f"): LDL=$(grep -c 'LDL' <<<"$sass") STL=$(grep -c 'STL' <<<"$sass") HMMA=$(grep -c HMMA <<<"$sass") QMMA=$(grep -c QMMA <<<"$sass") LDSM=$(grep -c 'LDSM' <<<"$sass") F2FP=$(grep -c 'F2FP' <<<"$sass") LDGSTS=$(grep -c 'LDGSTS' <<<"$sass") $mma" >>"$OUT/sass.txt"
+    # Every MMA opcode form with its count, e.g. HMMA.16816.F32.BF16=32.
+    mma=$(grep -oE '[A-Z]*MMA(\.[A-Za-z0-9_]+)+' <<<"$sass" | sort | uniq -c | awk '{printf "%s=%s ", $2, $1}')
+    echo "$(basename "$f"): LDL=$(grep -c 'LDL' <<<"$sass") STL=$(grep -c 'STL' <<<"$sass") HMMA=$(grep -c HMMA <<<"$sass") LDSM=$(grep -c 'LDSM' <<<"$sass") F2FP=$(grep -c 'F2FP' <<<"$sass") LDGSTS=$(grep -c 'LDGSTS' <<<"$sass") $mma" >>"$OUT/sass.txt"
   done
   # The MMA forms across all cubins, and the index (cubin -> key) to read sass.txt with.
   cp /tmp/cubins/index.txt "$OUT/cubin_index.txt" 2>/dev/null
-  grep -oE '[A-Z]*MMA(\.[A-Z0-9_]+)+x[0-9]+' "$OUT/sass.txt" | sed 's/x[0-9]*$//' | sort | uniq -c >"$OUT/mma_forms.txt"
+  grep -oE '[A-Z]*MMA(\.[A-Za-z0-9_]+)+=[0-9]+' "$OUT/sass.txt" | sed 's/=[0-9]*$//' | sort | uniq -c >"$OUT/mma_forms.txt"
   cat "$OUT/mma_forms.txt"
-  summary+=("sass: $(wc -l <"$OUT/sass.txt") cubins, $(grep -cv 'LDL=0 STL=0' "$OUT/sass.txt") with local memory, $(grep -cv 'QMMA=0' "$OUT/sass.txt") with QMMA")
+  summary+=("sass: $(wc -l <"$OUT/sass.txt") cubins, $(grep -cv 'LDL=0 STL=0' "$OUT/sass.txt") with local memory; MMA forms: $(awk '{printf "%s %s; ", $2, $1}' "$OUT/mma_forms.txt")")
 fi
 
 echo "==== summary"

@@ -1,8 +1,7 @@
 // DecodeDispatch: a call runs the tuned tile of its batch bucket, alone, exactly when that
 // tile's plan needs no more workspace than the heuristic's asks for up to the call's rows, nor
-// than the caller gives; every
-// other call runs the heuristic schedule, and the workspace smla_prepare returns is the
-// heuristic's whatever is tuned.
+// than the caller gives; every other call runs the heuristic schedule, and the workspace
+// smla_prepare returns is the heuristic's whatever is tuned.
 #include "runtime/decode_dispatch.h"
 
 #include <gtest/gtest.h>
