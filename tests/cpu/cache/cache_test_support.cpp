@@ -45,9 +45,10 @@ CompileFn counting_compile(int index, std::atomic<int>* calls, size_t bytes) {
   };
 }
 
-CubinStore::Options options_for(const std::string& path) {
+CubinStore::Options options_for(const std::string& path, const std::string& system_path) {
   CubinStore::Options options;
   options.path = path;
+  options.system_path = system_path;
   options.lease_poll_ms = 5;
   return options;
 }

@@ -31,7 +31,9 @@ std::vector<uint8_t> test_cubin(int index, size_t bytes = 4096);
 // Compiles kernel `index` (test_cubin) and counts the calls.
 CompileFn counting_compile(int index, std::atomic<int>* calls, size_t bytes = 4096);
 
-CubinStore::Options options_for(const std::string& path);
+// Options of a store on `path` ("" = memory only), with a read-only system cache when
+// `system_path` is given.
+CubinStore::Options options_for(const std::string& path, const std::string& system_path = "");
 
 // Number of warning lines a Logger wrote into `log_text`.
 int count_warnings(const std::string& log_text);

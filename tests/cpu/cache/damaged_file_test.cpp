@@ -63,8 +63,7 @@ TEST(CubinStoreDamagedFile, TruncatedSystemCacheIsDroppedWithOneWarning) {
   std::string system_path = make_cache_of_three(dir, "system.sqlite");
   sql_exec(system_path, "PRAGMA journal_mode = DELETE");
   Logger log;
-  CubinStore::Options options = options_for(dir.file("user.sqlite"));
-  options.system_path = system_path;
+  const CubinStore::Options options = options_for(dir.file("user.sqlite"), system_path);
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
   std::filesystem::resize_file(system_path, std::filesystem::file_size(system_path) / 2);
 

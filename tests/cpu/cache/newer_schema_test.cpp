@@ -54,8 +54,7 @@ TEST(CubinStoreNewerSchema, NewerSystemCacheIsNotConsulted) {
   TempDir dir;
   std::string system_path = make_newer_file(dir);
   Logger log;
-  CubinStore::Options options = options_for(dir.file("user.sqlite"));
-  options.system_path = system_path;
+  const CubinStore::Options options = options_for(dir.file("user.sqlite"), system_path);
   testing::internal::CaptureStderr();
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
   std::string warnings = testing::internal::GetCapturedStderr();

@@ -58,8 +58,7 @@ TEST(CubinStoreSystemCache, WalFileInAReadOnlyDirectoryIsConsulted) {
   ASSERT_EQ(chmod(system_dir.path().c_str(), 0555), 0);
   const ChildResult child = run_unprivileged([&]() -> std::string {
     Logger log;
-    CubinStore::Options options = options_for("");
-    options.system_path = system_path;
+    const CubinStore::Options options = options_for("", system_path);
     std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
     std::atomic<int> calls{0};
     std::vector<uint8_t> cubin;
@@ -85,8 +84,7 @@ TEST(CubinStoreSystemCache, ConsultedFirstAndNeverWritten) {
   for (std::string user_path : {user_dir.file("user.sqlite"), std::string()}) {
     SCOPED_TRACE(user_path.empty() ? "memory-only user cache" : "file user cache");
     Logger log;
-    CubinStore::Options options = options_for(user_path);
-    options.system_path = system_path;
+    const CubinStore::Options options = options_for(user_path, system_path);
     testing::internal::CaptureStderr();
     std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
     std::atomic<int> calls{0};
@@ -127,8 +125,7 @@ TEST(CubinStoreSystemCache, BadSystemBlobFallsBackToTheUserCacheAndStays) {
   std::string before = read_file_bytes(system_path);
 
   Logger log;
-  CubinStore::Options options = options_for(dir.file("user.sqlite"));
-  options.system_path = system_path;
+  const CubinStore::Options options = options_for(dir.file("user.sqlite"), system_path);
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
   std::atomic<int> calls{0};
   testing::internal::CaptureStderr();
@@ -151,8 +148,8 @@ TEST(CubinStoreSystemCache, BadSystemBlobFallsBackToTheUserCacheAndStays) {
 TEST(CubinStoreSystemCache, MissingSystemCacheWarnsOnceAndTheUserCacheWorks) {
   TempDir dir;
   Logger log;
-  CubinStore::Options options = options_for(dir.file("user.sqlite"));
-  options.system_path = dir.file("no-such-system.sqlite");
+  const CubinStore::Options options =
+      options_for(dir.file("user.sqlite"), dir.file("no-such-system.sqlite"));
   testing::internal::CaptureStderr();
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
   std::atomic<int> calls{0};
@@ -194,8 +191,7 @@ TEST(CubinStoreSystemCache, TuningRowsOfTheUserCacheFirstThenOfTheSystemCache) {
   }
   sql_exec(system_path, "PRAGMA journal_mode = DELETE");
   Logger log;
-  CubinStore::Options options = options_for(dir.file("user.sqlite"));
-  options.system_path = system_path;
+  const CubinStore::Options options = options_for(dir.file("user.sqlite"), system_path);
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
   ASSERT_TRUE(store->put_tuning(tuning_row(16, "user-16")));
   const auto config = [&](int bucket, const std::string& device) {
@@ -217,8 +213,7 @@ TEST(CubinStoreSystemCache, UnreadableSystemTuningRowsDropTheSystemCacheOnce) {
   const std::string system_path = make_system_cache(dir);
   sql_exec(system_path, "DROP TABLE tuning");
   Logger log;
-  CubinStore::Options options = options_for(dir.file("user.sqlite"));
-  options.system_path = system_path;
+  const CubinStore::Options options = options_for(dir.file("user.sqlite"), system_path);
   std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
   ASSERT_TRUE(store->put_tuning(tuning_row(16, "user-16")));
   testing::internal::CaptureStderr();
@@ -248,8 +243,7 @@ TEST(CubinStoreSystemCache, AFifoIsNoSystemCache) {
   if (child == 0) {
     alarm(30);
     Logger log;
-    CubinStore::Options options = options_for(dir.file("user.sqlite"));
-    options.system_path = fifo;
+    const CubinStore::Options options = options_for(dir.file("user.sqlite"), fifo);
     testing::internal::CaptureStderr();
     std::unique_ptr<CubinStore> store = CubinStore::open(options, log);
     std::atomic<int> calls{0};
@@ -257,8 +251,8 @@ TEST(CubinStoreSystemCache, AFifoIsNoSystemCache) {
     const bool compiled =
         store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin) && calls == 1;
     const std::string warnings = testing::internal::GetCapturedStderr();
-    const bool warned = count_warnings(warnings) == 1 &&
-                        warnings.find("not a regular file") != std::string::npos;
+    const bool warned =
+        count_warnings(warnings) == 1 && warnings.find("not a regular file") != std::string::npos;
     _exit(compiled && warned && store->persistent() ? 0 : 1);
   }
   int status = 0;
