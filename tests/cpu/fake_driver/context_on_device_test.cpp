@@ -1,0 +1,85 @@
+// A context on a device: which arch it builds for, the primary context it holds, and how a
+// device it cannot use or a driver call that fails is reported.
+#include <string>
+#include <tuple>
+
+#include "fake_driver_fixture.h"
+
+namespace smla::fake_driver_test {
+namespace {
+
+using ContextOnDevice = FakeDriverTest;
+
+TEST_F(ContextOnDevice, HoldsThePrimaryContextUntilDestroyed) {
+  std::unique_ptr<Context> context = create_context();
+  ASSERT_NE(context, nullptr);
+  EXPECT_TRUE(context->has_device());
+  EXPECT_EQ(context->arch(), "sm_90a");
+  EXPECT_EQ(context->device().sm_count, 132);
+  EXPECT_EQ(fake_->primary_retained, 1);
+  context.reset();
+  EXPECT_EQ(fake_->primary_retained, 0);
+  EXPECT_EQ(calls("cuCtxPushCurrent"), calls("cuCtxPopCurrent"));
+}
+
+TEST_F(ContextOnDevice, BuildsForTheDevicesArch) {
+  for (const auto& [major, minor, arch] : {std::make_tuple(9, 0, "sm_90a"),
+                                          std::make_tuple(10, 0, "sm_100a"),
+                                          std::make_tuple(10, 3, "sm_103a")}) {
+    fake_->major = major;
+    fake_->minor = minor;
+    std::unique_ptr<Context> context = create_context();
+    ASSERT_NE(context, nullptr);
+    EXPECT_EQ(context->arch(), arch);
+  }
+}
+
+TEST_F(ContextOnDevice, ANamedArchOtherThanTheDevicesIsIgnored) {
+  smla_options o = options();
+  o.arch = "sm_100a";
+  std::unique_ptr<Context> context;
+  ASSERT_TRUE(Context::create(&o, &context));
+  EXPECT_EQ(context->arch(), "sm_90a");
+}
+
+TEST_F(ContextOnDevice, AnOlderDeviceIsUnsupported) {
+  fake_->major = 8;
+  fake_->minor = 0;
+  smla_context* context = nullptr;
+  const smla_options o = options();
+  EXPECT_EQ(smla_context_create(&o, &context), SMLA_ERR_UNSUPPORTED);
+  EXPECT_EQ(context, nullptr);
+  const std::string message = smla_last_error();
+  EXPECT_NE(message.find("compute capability 8.0"), std::string::npos) << message;
+  EXPECT_EQ(fake_->primary_retained, 0);
+}
+
+TEST_F(ContextOnDevice, ADeviceOrdinalPastTheDevicesIsInvalid) {
+  smla_options o = options();
+  o.device = 1;
+  smla_context* context = nullptr;
+  EXPECT_EQ(smla_context_create(&o, &context), SMLA_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(smla_last_error()).find("options.device = 1: this machine has 1 device"),
+            std::string::npos)
+      << smla_last_error();
+  EXPECT_EQ(fake_->primary_retained, 0);
+}
+
+TEST_F(ContextOnDevice, AFailedDriverCallIsACudaErrorNamingIt) {
+  for (const char* call : {"cuDeviceGet", "cuDeviceGetAttribute", "cuDevicePrimaryCtxRetain"}) {
+    SCOPED_TRACE(call);
+    fail(call, CUDA_ERROR_OUT_OF_MEMORY);
+    smla_context* context = nullptr;
+    const smla_options o = options();
+    EXPECT_EQ(smla_context_create(&o, &context), SMLA_ERR_CUDA);
+    EXPECT_EQ(context, nullptr);
+    const std::string message = smla_last_error();
+    EXPECT_NE(message.find(std::string(call) + " failed: CUDA_ERROR_OUT_OF_MEMORY"),
+              std::string::npos)
+        << message;
+    EXPECT_EQ(fake_->primary_retained, 0);
+  }
+}
+
+}  // namespace
+}  // namespace smla::fake_driver_test
