@@ -195,7 +195,9 @@ SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem
  * no kernel of the call wrote (the values of a row's empty segments) and discard them, so
  * compute-sanitizer --tool initcheck can report loads from a fresh workspace. The bytes a call
  * writes there must not overlap q, out, lse, sink or a source's cache, indices or lengths
- * (SMLA_ERR_INVALID_ARGUMENT). */
+ * (SMLA_ERR_INVALID_ARGUMENT). A split call launches two kernels; when the second launch fails
+ * (SMLA_ERR_CUDA), the first may still be running on the stream, reading the inputs and writing
+ * the workspace: synchronize the stream before freeing or reusing them. */
 SMLA_API smla_status smla_decode(smla_context* ctx, const smla_problem* problem,
                                  const smla_args* args, void* workspace, size_t workspace_bytes,
                                  struct CUstream_st* stream);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 #include "autotune/heuristics.h"
 #include "codegen/launch_params.h"
@@ -12,13 +13,15 @@ namespace smla {
 namespace {
 
 // Makes `context` current for the scope unless it already is (the common case: the host's
-// runtime API uses the same primary context), so decode calls do not pay for push/pop.
+// runtime API uses the same primary context), so decode calls do not pay for push/pop. A push
+// that fails is the scope's status: nothing may be loaded or launched in whatever is current.
 class ScopedCurrentContext {
  public:
   ScopedCurrentContext(const CudaDriver& driver, CUcontext context) : driver_(driver) {
     CUcontext current = nullptr;
     if (driver_.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == context) return;
-    pushed_ = driver_.cuCtxPushCurrent(context) == CUDA_SUCCESS;
+    status_ = driver_.check(driver_.cuCtxPushCurrent(context), "cuCtxPushCurrent");
+    pushed_ = status_.is_ok();
   }
   ~ScopedCurrentContext() {
     CUcontext popped = nullptr;
@@ -27,8 +30,11 @@ class ScopedCurrentContext {
   ScopedCurrentContext(const ScopedCurrentContext&) = delete;
   ScopedCurrentContext& operator=(const ScopedCurrentContext&) = delete;
 
+  const Status& status() const { return status_; }
+
  private:
   const CudaDriver& driver_;
+  Status status_;
   bool pushed_ = false;
 };
 
@@ -99,8 +105,12 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
   Status driver_status;
   context->driver_ = CudaDriver::get(&driver_status);
   int devices = 0;
-  if (context->driver_ != nullptr && context->driver_->cuDeviceGetCount(&devices) == CUDA_SUCCESS &&
-      devices > 0) {
+  if (context->driver_ != nullptr) {
+    // A driver that loaded but cannot count its devices is broken, not absent.
+    SMLA_TRY(context->driver_->check(context->driver_->cuDeviceGetCount(&devices),
+                                     "cuDeviceGetCount"));
+  }
+  if (devices > 0) {
     if (o.device >= devices) {
       return error(SMLA_ERR_INVALID_ARGUMENT, "options.device = {}: this machine has {} device(s)",
                    o.device, devices);
@@ -139,12 +149,16 @@ Status Context::open_device(int ordinal) {
 }
 
 Context::~Context() {
-  if (driver_ == nullptr) return;
+  if (driver_ == nullptr || cu_context_ == nullptr) return;  // nothing retained or loaded
   {
     ScopedCurrentContext current(*driver_, cu_context_);
-    for (auto& entry : prepared_) unload(entry.second.get());
+    if (current.status()) {
+      for (auto& entry : prepared_) unload(entry.second.get());
+    } else if (!prepared_.empty()) {
+      log_.warn("kernels not unloaded: {}", current.status().message());
+    }
   }
-  if (cu_context_) driver_->cuDevicePrimaryCtxRelease(cu_device_);
+  driver_->cuDevicePrimaryCtxRelease(cu_device_);
 }
 
 Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel) {
@@ -154,7 +168,7 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   const bool decode = key.family == KernelFamily::kDecode;
   kernel->threads = decode ? key.geometry().threads : combine_shape(key.tile.segment_tiles).threads;
   kernel->smem_bytes = decode ? key.geometry().smem_bytes : 0;
-  ScopedCurrentContext current(*driver_, cu_context_);
+  // In the device's context: prepare_locked made it current.
   SMLA_TRY(driver_->check(driver_->cuModuleLoadData(&kernel->module, built.cubin.data()),
                           "cuModuleLoadData"));
   Status status = driver_->check(
@@ -203,6 +217,12 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   }
   if (arch_.empty()) {
     return error(SMLA_ERR_NO_DEVICE, "no GPU, and no options.arch to compile kernels for");
+  }
+  // Every load, and every unload after a failed one, in the device's context.
+  std::optional<ScopedCurrentContext> current;
+  if (driver_ != nullptr) {
+    current.emplace(*driver_, cu_context_);
+    SMLA_TRY(current->status());
   }
   DecodeTiles tiles;
   SMLA_TRY(decode_tiles(arch_, problem, batch_invariant_, &tiles));
@@ -286,6 +306,7 @@ Status Context::decode(const smla_problem& problem, const smla_args& args, void*
   if (args.num_rows == 0) return ok_status();
   if (driver_ == nullptr) return error(SMLA_ERR_NO_DEVICE, "no GPU: smla_decode needs a device");
   ScopedCurrentContext current(*driver_, cu_context_);
+  SMLA_TRY(current.status());
   const Prepared* prepared = find_prepared(problem);
   if (prepared == nullptr) {
     CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;

@@ -47,7 +47,7 @@ Status DeviceSession::open(int ordinal, std::unique_ptr<DeviceSession>* session)
   if (driver == nullptr) return status;
   int count = 0;
   SMLA_TRY(driver->check(driver->cuDeviceGetCount(&count), "cuDeviceGetCount"));
-  if (ordinal >= count)
+  if (ordinal < 0 || ordinal >= count)
     return error(SMLA_ERR_NO_DEVICE, "no device {} ({} present)", ordinal, count);
   std::unique_ptr<DeviceSession> s(new DeviceSession());
   s->driver_ = driver;

@@ -3,16 +3,41 @@
 #include "fake_cuda.h"
 
 #include <cstring>
-#include <deque>
+#include <iterator>
+#include <memory>
+#include <mutex>
 #include <optional>
 
 namespace fake_cuda {
 namespace {
 
-State& state() {
-  static State the_state;
-  return the_state;
+constexpr int kDefaultSharedBytes = 48 * 1024;
+constexpr int kMaxSharedBytes = 232448;  // sm_90's opt-in maximum per block
+
+struct Module {
+  CUcontext context;
+  int load;  // 1 for the process's first load, ...
+};
+
+struct Function {
+  Module* module;
+  std::string name;
+  int max_dynamic_shared = kDefaultSharedBytes;
+};
+
+struct Driver {
+  State state;
+  std::map<Module*, std::unique_ptr<Module>> modules;  // the loaded ones
+  std::map<Function*, std::unique_ptr<Function>> functions;
+  int loads = 0;
+};
+
+Driver& driver() {
+  static Driver the_driver;
+  return the_driver;
 }
+
+State& state() { return driver().state; }
 
 thread_local std::vector<CUcontext> current_contexts;
 
@@ -24,18 +49,31 @@ std::optional<CUresult> enter(const char* name) {
   return std::nullopt;
 }
 
-// Calls that need a current context note when there is none.
-void need_context() {
-  if (current_contexts.empty()) ++state().calls_without_context;
+bool usable(CUcontext context) {
+  return context == other_context() ||
+         (context == primary_context() && state().primary_retained > 0);
 }
 
-#define FAKE_ENTER(name)                                        \
-  std::lock_guard<std::mutex> lock(state().mutex);              \
-  if (const std::optional<CUresult> failed = enter(name)) return *failed
+// The current context if one is and it may be used, else null.
+CUcontext current() {
+  return !current_contexts.empty() && usable(current_contexts.back()) ? current_contexts.back()
+                                                                      : nullptr;
+}
 
-struct Module {
-  std::deque<std::string> functions;  // the CUfunction handles point to these names
-};
+// The function of a loaded module (unloading a module drops its functions), or null.
+Function* live_function(CUfunction handle) {
+  const auto found = driver().functions.find(reinterpret_cast<Function*>(handle));
+  return found == driver().functions.end() ? nullptr : found->second.get();
+}
+
+std::mutex& call_mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+#define FAKE_ENTER(name)                               \
+  std::lock_guard<std::mutex> lock(call_mutex());      \
+  if (const std::optional<CUresult> failed = enter(name)) return *failed
 
 CUresult fake_cuInit(unsigned int) {
   FAKE_ENTER("cuInit");
@@ -63,7 +101,7 @@ CUresult fake_cuDeviceGet(CUdevice* device, int ordinal) {
 
 CUresult fake_cuDeviceGetName(char* name, int length, CUdevice) {
   FAKE_ENTER("cuDeviceGetName");
-  std::strncpy(name, "Fake GPU", static_cast<size_t>(length));
+  std::strncpy(name, kDeviceName, static_cast<size_t>(length));
   return CUDA_SUCCESS;
 }
 
@@ -107,7 +145,7 @@ CUresult fake_cuCtxGetCurrent(CUcontext* context) {
 
 CUresult fake_cuCtxPushCurrent(CUcontext context) {
   FAKE_ENTER("cuCtxPushCurrent");
-  if (context == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!usable(context)) return CUDA_ERROR_INVALID_CONTEXT;
   current_contexts.push_back(context);
   return CUDA_SUCCESS;
 }
@@ -122,48 +160,66 @@ CUresult fake_cuCtxPopCurrent(CUcontext* context) {
 
 CUresult fake_cuModuleLoadData(CUmodule* module, const void* image) {
   FAKE_ENTER("cuModuleLoadData");
-  need_context();
+  if (current() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
   // A cubin is an ELF image.
   if (image == nullptr || std::memcmp(image, "\x7f" "ELF", 4) != 0) return CUDA_ERROR_INVALID_IMAGE;
+  auto loaded = std::make_unique<Module>(Module{current(), ++driver().loads});
+  *module = reinterpret_cast<CUmodule>(loaded.get());
+  driver().modules.emplace(loaded.get(), std::move(loaded));
   ++state().modules_loaded;
-  *module = reinterpret_cast<CUmodule>(new Module());
   return CUDA_SUCCESS;
 }
 
-CUresult fake_cuModuleUnload(CUmodule module) {
+CUresult fake_cuModuleUnload(CUmodule handle) {
   FAKE_ENTER("cuModuleUnload");
-  if (module == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  const auto found = driver().modules.find(reinterpret_cast<Module*>(handle));
+  if (found == driver().modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  if (current() != found->first->context) return CUDA_ERROR_INVALID_CONTEXT;
+  for (auto f = driver().functions.begin(); f != driver().functions.end();) {
+    f = f->second->module == found->first ? driver().functions.erase(f) : std::next(f);
+  }
+  driver().modules.erase(found);
   --state().modules_loaded;
-  delete reinterpret_cast<Module*>(module);
   return CUDA_SUCCESS;
 }
 
-CUresult fake_cuModuleGetFunction(CUfunction* function, CUmodule module, const char* name) {
+CUresult fake_cuModuleGetFunction(CUfunction* function, CUmodule handle, const char* name) {
   FAKE_ENTER("cuModuleGetFunction");
-  need_context();
-  if (module == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-  std::deque<std::string>& functions = reinterpret_cast<Module*>(module)->functions;
-  functions.emplace_back(name);
-  *function = reinterpret_cast<CUfunction>(&functions.back());
+  const auto found = driver().modules.find(reinterpret_cast<Module*>(handle));
+  if (found == driver().modules.end()) return CUDA_ERROR_INVALID_HANDLE;
+  if (current() != found->first->context) return CUDA_ERROR_INVALID_CONTEXT;
+  auto made = std::make_unique<Function>(Function{found->first, name});
+  *function = reinterpret_cast<CUfunction>(made.get());
+  driver().functions.emplace(made.get(), std::move(made));
   return CUDA_SUCCESS;
 }
 
-CUresult fake_cuFuncSetAttribute(CUfunction function, CUfunction_attribute, int) {
+CUresult fake_cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attribute, int value) {
   FAKE_ENTER("cuFuncSetAttribute");
-  return function == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS;
+  Function* function = live_function(handle);
+  if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) return CUDA_ERROR_NOT_SUPPORTED;
+  if (value < 0 || value > kMaxSharedBytes) return CUDA_ERROR_INVALID_VALUE;
+  function->max_dynamic_shared = value;
+  return CUDA_SUCCESS;
 }
 
-CUresult fake_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction function, void** params,
+CUresult fake_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handle, void** params,
                                void**) {
   FAKE_ENTER("cuLaunchKernelEx");
-  need_context();
-  if (config == nullptr || function == nullptr || params == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  Function* function = live_function(handle);
+  if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (current() != function->module->context) return CUDA_ERROR_INVALID_CONTEXT;
+  if (config == nullptr || params == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (config->gridDimY != 1 || config->gridDimZ != 1 || config->blockDimY != 1 ||
-      config->blockDimZ != 1 || config->gridDimX == 0 || config->blockDimX == 0) {
+      config->blockDimZ != 1 || config->gridDimX == 0 || config->blockDimX == 0 ||
+      config->blockDimX > 1024 ||
+      config->sharedMemBytes > static_cast<unsigned>(function->max_dynamic_shared)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   Launch launch;
-  launch.function = *reinterpret_cast<const std::string*>(function);
+  launch.function = function->name;
+  launch.module = function->module->load;
   launch.grid = config->gridDimX;
   launch.block = config->blockDimX;
   launch.shared_bytes = config->sharedMemBytes;
@@ -174,6 +230,8 @@ CUresult fake_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction function
       launch.programmatic = attribute.value.programmaticStreamSerializationAllowed == 1;
     }
   }
+  const auto* first = static_cast<const unsigned char*>(params[0]);
+  launch.params.assign(first, first + state().param_bytes);
   state().launches.push_back(launch);
   return CUDA_SUCCESS;
 }
@@ -184,25 +242,37 @@ CUresult fake_cuStreamIsCapturing(CUstream, CUstreamCaptureStatus* status) {
   return CUDA_SUCCESS;
 }
 
+// The codes the fake returns; others are unknown to it, as unknown codes are to the driver.
 CUresult fake_cuGetErrorName(CUresult result, const char** name) {
   switch (result) {
-    case CUDA_ERROR_INVALID_IMAGE:
-      *name = "CUDA_ERROR_INVALID_IMAGE";
-      return CUDA_SUCCESS;
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-      *name = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
-      return CUDA_SUCCESS;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-      *name = "CUDA_ERROR_OUT_OF_MEMORY";
-      return CUDA_SUCCESS;
+#define FAKE_ERROR_NAME(code) \
+  case code:                  \
+    *name = #code;            \
+    return CUDA_SUCCESS;
+    FAKE_ERROR_NAME(CUDA_ERROR_INVALID_VALUE)
+    FAKE_ERROR_NAME(CUDA_ERROR_OUT_OF_MEMORY)
+    FAKE_ERROR_NAME(CUDA_ERROR_INVALID_DEVICE)
+    FAKE_ERROR_NAME(CUDA_ERROR_INVALID_IMAGE)
+    FAKE_ERROR_NAME(CUDA_ERROR_INVALID_CONTEXT)
+    FAKE_ERROR_NAME(CUDA_ERROR_INVALID_HANDLE)
+    FAKE_ERROR_NAME(CUDA_ERROR_NOT_FOUND)
+    FAKE_ERROR_NAME(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
+    FAKE_ERROR_NAME(CUDA_ERROR_NOT_SUPPORTED)
+    FAKE_ERROR_NAME(CUDA_ERROR_UNKNOWN)
+#undef FAKE_ERROR_NAME
     default:
-      *name = "CUDA_ERROR_UNKNOWN";
-      return CUDA_SUCCESS;
+      *name = nullptr;
+      return CUDA_ERROR_INVALID_VALUE;
   }
 }
 
-CUresult fake_cuGetErrorString(CUresult, const char** text) {
-  *text = "injected by the fake driver";
+CUresult fake_cuGetErrorString(CUresult result, const char** text) {
+  const char* name = nullptr;
+  if (fake_cuGetErrorName(result, &name) != CUDA_SUCCESS) {
+    *text = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  *text = "returned by the fake driver";
   return CUDA_SUCCESS;
 }
 
@@ -245,21 +315,23 @@ const Entry kEntries[] = {
 extern "C" {
 
 __attribute__((visibility("default"))) fake_cuda::State* fake_cuda_reset() {
+  std::lock_guard<std::mutex> lock(fake_cuda::call_mutex());
   fake_cuda::State& s = fake_cuda::state();
-  std::lock_guard<std::mutex> lock(s.mutex);
   s.device_count = 1;
   s.major = 9;
   s.minor = 0;
-  s.sm_count = 132;
+  s.sm_count = fake_cuda::kSmCount;
   s.capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  s.param_bytes = 0;
   s.fail_call.clear();
   s.fail_after = 0;
   s.fail_result = CUDA_ERROR_UNKNOWN;
   s.calls.clear();
   s.primary_retained = 0;
   s.modules_loaded = 0;
-  s.calls_without_context = 0;
   s.launches.clear();
+  fake_cuda::driver().modules.clear();
+  fake_cuda::driver().functions.clear();
   fake_cuda::current_contexts.clear();
   return &s;
 }

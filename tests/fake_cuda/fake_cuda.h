@@ -1,36 +1,42 @@
 // A fake CUDA driver: tests/fake_cuda builds it as libcuda.so.1, and the fake-driver tests
 // (tests/cpu/fake_driver) run with it first on LD_LIBRARY_PATH, so the runtime's driver paths
 // (contexts, module loads, launches and their failures) run on a machine without a GPU. It
-// reports one Hopper device, keeps a per-thread stack of current contexts, checks that module
-// loads and launches happen with a context current, records every launch, and fails the call
-// the test names. Nothing runs: a launch is a record.
+// reports one Hopper device and is at least as strict as the real driver where the runtime
+// depends on it: a per-thread stack of current contexts, a primary context usable only while
+// retained, module loads, unloads and launches only in the context the module was loaded in,
+// handles checked, dynamic shared memory above 48 KiB only after the function's attribute
+// raised it. It records every launch and fails the call a test names. Nothing runs.
 #pragma once
 
 #include <cuda.h>
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 namespace fake_cuda {
 
+constexpr const char* kDeviceName = "Fake GPU";
+constexpr int kSmCount = 132;
+
 struct Launch {
   std::string function;  // the entry point the function was got by
+  int module = 0;        // which module load made it: 1 for the process's first, ...
   unsigned grid = 0;     // gridDimX (Y and Z must be 1)
   unsigned block = 0;    // blockDimX (Y and Z must be 1)
   unsigned shared_bytes = 0;
   bool programmatic = false;  // the programmatic stream serialization attribute, set to 1
   CUstream stream = nullptr;
+  std::vector<unsigned char> params;  // the first kernel parameter's State::param_bytes bytes
 };
 
 struct State {
-  std::mutex mutex;
   // The device.
   int device_count = 1;
   int major = 9, minor = 0;
-  int sm_count = 132;
+  int sm_count = kSmCount;
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  size_t param_bytes = 0;  // how much of a launch's first parameter to copy (0: none)
   // Failure injection: the call named `fail_call` (its base name, e.g. "cuModuleLoadData")
   // returns `fail_result` once `calls` counts `fail_after` calls of it, and every time after.
   std::string fail_call;
@@ -40,11 +46,11 @@ struct State {
   std::map<std::string, int> calls;  // calls by base name, failed ones included
   int primary_retained = 0;          // retains minus releases
   int modules_loaded = 0;            // loads minus unloads
-  int calls_without_context = 0;     // module loads, function lookups and launches
   std::vector<Launch> launches;
 };
 
-// Returns the state, reset to the defaults above: a test's first call.
+// Returns the state, reset to the defaults above, with no context current on the calling
+// thread: a test's first call.
 using ResetFn = State* (*)();
 constexpr const char* kResetSymbol = "fake_cuda_reset";
 

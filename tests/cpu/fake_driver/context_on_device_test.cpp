@@ -3,20 +3,25 @@
 #include <string>
 #include <tuple>
 
+#include "cpu/runtime/validate_fixture.h"
 #include "fake_driver_fixture.h"
 
 namespace smla::fake_driver_test {
 namespace {
 
 using ContextOnDevice = FakeDriverTest;
+using validate_test::valid_args;
+using validate_test::valid_problem;
 
 TEST_F(ContextOnDevice, HoldsThePrimaryContextUntilDestroyed) {
   std::unique_ptr<Context> context = create_context();
   ASSERT_NE(context, nullptr);
   EXPECT_TRUE(context->has_device());
   EXPECT_EQ(context->arch(), "sm_90a");
-  EXPECT_EQ(context->device().sm_count, 132);
+  EXPECT_EQ(context->device().name, fake_cuda::kDeviceName);
+  EXPECT_EQ(context->device().sm_count, fake_cuda::kSmCount);
   EXPECT_EQ(fake_->primary_retained, 1);
+  EXPECT_EQ(current_context(), nullptr) << "creating a context changes nothing current";
   context.reset();
   EXPECT_EQ(fake_->primary_retained, 0);
   EXPECT_EQ(calls("cuCtxPushCurrent"), calls("cuCtxPopCurrent"));
@@ -66,7 +71,11 @@ TEST_F(ContextOnDevice, ADeviceOrdinalPastTheDevicesIsInvalid) {
 }
 
 TEST_F(ContextOnDevice, AFailedDriverCallIsACudaErrorNamingIt) {
-  for (const char* call : {"cuDeviceGet", "cuDeviceGetAttribute", "cuDevicePrimaryCtxRetain"}) {
+  // The caller's own context stays current through a failed create.
+  ASSERT_EQ(driver_->cuCtxPushCurrent(fake_cuda::other_context()), CUDA_SUCCESS);
+  for (const char* call : {"cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName",
+                           "cuDeviceGetAttribute", "cuDriverGetVersion",
+                           "cuDevicePrimaryCtxRetain"}) {
     SCOPED_TRACE(call);
     fail(call, CUDA_ERROR_OUT_OF_MEMORY);
     smla_context* context = nullptr;
@@ -78,7 +87,40 @@ TEST_F(ContextOnDevice, AFailedDriverCallIsACudaErrorNamingIt) {
               std::string::npos)
         << message;
     EXPECT_EQ(fake_->primary_retained, 0);
+    EXPECT_EQ(current_context(), fake_cuda::other_context());
   }
+  EXPECT_EQ(calls("cuCtxPushCurrent"), 1) << "only the test's own push";
+}
+
+// When the device's context cannot be made current, nothing is loaded or launched in whatever is
+// current instead: prepare and decode fail naming the push.
+TEST_F(ContextOnDevice, AContextThatCannotBeMadeCurrentFailsTheCall) {
+  std::unique_ptr<Context> context = create_context();
+  ASSERT_NE(context, nullptr);
+  size_t workspace_bytes = 0;
+  ASSERT_TRUE(context->prepare(valid_problem(), 8, &workspace_bytes));
+  const int loaded = fake_->modules_loaded;
+  ASSERT_EQ(driver_->cuCtxPushCurrent(fake_cuda::other_context()), CUDA_SUCCESS);
+  fail("cuCtxPushCurrent", CUDA_ERROR_INVALID_CONTEXT);
+  smla_problem other = valid_problem();
+  other.has_sink = 0;  // not prepared yet
+  size_t bytes = 0;
+  const Status prepared = context->prepare(other, 8, &bytes);
+  EXPECT_EQ(prepared.code(), SMLA_ERR_CUDA);
+  EXPECT_NE(prepared.message().find("cuCtxPushCurrent failed"), std::string::npos)
+      << prepared.message();
+  EXPECT_EQ(fake_->modules_loaded, loaded);
+  const Status decoded = context->decode(valid_problem(), valid_args(valid_problem(), 1),
+                                         validate_test::fake_pointer<void>(10), workspace_bytes,
+                                         nullptr);
+  EXPECT_EQ(decoded.code(), SMLA_ERR_CUDA);
+  EXPECT_NE(decoded.message().find("cuCtxPushCurrent failed"), std::string::npos)
+      << decoded.message();
+  EXPECT_TRUE(fake_->launches.empty());
+  EXPECT_EQ(current_context(), fake_cuda::other_context());
+  // Destroyed without its context: the primary context is still released.
+  context.reset();
+  EXPECT_EQ(fake_->primary_retained, 0);
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
-// smla_decode on a device: what it launches (the scheduler's grids, the combine kernel after
-// the decode kernel with programmatic dependent launch), in the context it holds whatever is
-// current on the caller's thread, and how a failed launch or a capturing stream is reported.
+// smla_decode on a device: what it launches (the scheduled kernel's grid, block and shared
+// memory, the combine kernel after the decode kernel with programmatic dependent launch, the
+// parameters), in the context it holds whatever is current on the caller's thread, and how a
+// failed launch or a capturing stream is reported.
+#include <cstring>
 #include <string>
 
+#include "codegen/launch_params.h"
 #include "cpu/runtime/validate_fixture.h"
 #include "fake_driver_fixture.h"
+#include "runtime/decode_scheduler.h"
 
 namespace smla::fake_driver_test {
 namespace {
@@ -37,59 +41,78 @@ Status decode(const Prepared& p, int num_rows, CUstream stream = nullptr) {
                            p.workspace_bytes, stream);
 }
 
-TEST_F(DecodeLaunches, EachCallLaunchesTheScheduledGrids) {
+TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
   const Prepared p = prepare(create_context());
   ASSERT_NE(p.context, nullptr);
+  DecodeTiles tiles;
+  ASSERT_TRUE(decode_tiles("sm_90a", valid_problem(), true, &tiles));
+  fake_->param_bytes = sizeof(DecodeParams);
   const auto stream = reinterpret_cast<CUstream>(0x5000);
-  for (const int rows : {1, 3, 64, 256}) {
+  // 16 heads of 128 + 512 entries: few rows split over the narrow split's 8-head CTAs or the
+  // default tile's segments, many run whole rows.
+  for (const auto& [rows, split] : {std::make_pair(1, true), std::make_pair(3, true),
+                                    std::make_pair(64, true), std::make_pair(256, false)}) {
     SCOPED_TRACE(rows);
     fake_->launches.clear();
     ASSERT_TRUE(decode(p, rows, stream));
-    const std::optional<Context::PlannedCall> planned =
-        p.context->planned_call(valid_problem(), rows);
-    ASSERT_TRUE(planned.has_value());
-    const DecodeLaunch& plan = planned->choice.launch;
-    ASSERT_EQ(fake_->launches.size(), plan.split ? 2u : 1u);
-    const fake_cuda::Launch& decode_launch = fake_->launches[0];
-    EXPECT_EQ(decode_launch.function, "smla_decode");
-    EXPECT_EQ(decode_launch.grid, plan.decode_blocks);
-    EXPECT_GT(decode_launch.shared_bytes, 48u * 1024) << "the default 16-head tile's stages";
-    EXPECT_FALSE(decode_launch.programmatic);
-    EXPECT_EQ(decode_launch.stream, stream);
-    if (plan.split) {
+    const DecodeLaunch plan = p.context->planned_call(valid_problem(), rows)->choice.launch;
+    ASSERT_EQ(plan.split, split);
+    ASSERT_EQ(fake_->launches.size(), split ? 2u : 1u);
+    const TileConfig& tile = plan.narrow < 0 ? tiles.tile : tiles.narrow[plan.narrow].tile;
+    const KernelKey key = KernelKey::decode("sm_90a", valid_problem(), tile);
+    const fake_cuda::Launch& kernel = fake_->launches[0];
+    EXPECT_EQ(kernel.function, "smla_decode");
+    EXPECT_EQ(kernel.grid, plan.decode_blocks);
+    EXPECT_EQ(kernel.block, 32u * tile.warps);
+    EXPECT_EQ(kernel.shared_bytes, key.geometry().smem_bytes);
+    EXPECT_FALSE(kernel.programmatic);
+    EXPECT_EQ(kernel.stream, stream);
+    DecodeParams params;
+    ASSERT_EQ(kernel.params.size(), sizeof params);
+    std::memcpy(&params, kernel.params.data(), sizeof params);
+    EXPECT_EQ(params.num_rows, rows);
+    EXPECT_EQ(params.split, split ? 1 : 0);
+    EXPECT_EQ(params.out, valid_args(valid_problem(), rows).out);
+    EXPECT_EQ(params.partial_out, split ? p.workspace : nullptr);
+    if (split) {
       const fake_cuda::Launch& combine = fake_->launches[1];
       EXPECT_EQ(combine.function, "smla_combine");
+      EXPECT_NE(combine.module, kernel.module);
       EXPECT_EQ(combine.grid, plan.combine_blocks);
+      EXPECT_EQ(combine.block,
+                static_cast<unsigned>(combine_shape(key.geometry().segments).threads));
+      EXPECT_EQ(combine.shared_bytes, 0u);
       EXPECT_TRUE(combine.programmatic);
       EXPECT_EQ(combine.stream, stream);
+      EXPECT_EQ(combine.params, kernel.params);
     }
   }
-  EXPECT_EQ(fake_->calls_without_context, 0);
 }
 
 TEST_F(DecodeLaunches, RunInTheirContextAndLeaveTheCallersCurrent) {
   const Prepared p = prepare(create_context());
   ASSERT_NE(p.context, nullptr);
-  Status status;
-  const CudaDriver* driver = CudaDriver::get(&status);
-  ASSERT_NE(driver, nullptr) << status.message();
-  for (const CUcontext callers : {CUcontext{nullptr}, fake_cuda::other_context(),
-                                  fake_cuda::primary_context()}) {
-    SCOPED_TRACE(callers == nullptr ? "none current" : "one current");
-    if (callers != nullptr) {
-      ASSERT_EQ(driver->cuCtxPushCurrent(callers), CUDA_SUCCESS);
+  struct Callers {
+    const char* what;
+    CUcontext context;
+  };
+  for (const Callers& callers : {Callers{"no context current", nullptr},
+                                 Callers{"another context current", fake_cuda::other_context()},
+                                 Callers{"the device's current", fake_cuda::primary_context()}}) {
+    SCOPED_TRACE(callers.what);
+    if (callers.context != nullptr) {
+      ASSERT_EQ(driver_->cuCtxPushCurrent(callers.context), CUDA_SUCCESS);
     }
-    fake_->calls_without_context = 0;
-    ASSERT_TRUE(decode(p, 1));
-    EXPECT_EQ(fake_->calls_without_context, 0);
-    CUcontext current = nullptr;
-    ASSERT_EQ(driver->cuCtxGetCurrent(&current), CUDA_SUCCESS);
-    EXPECT_EQ(current, callers);
-    if (callers != nullptr) {
-      ASSERT_EQ(driver->cuCtxPopCurrent(&current), CUDA_SUCCESS);
+    fake_->launches.clear();
+    // The fake refuses a launch outside the context the kernel was loaded in.
+    EXPECT_TRUE(decode(p, 1));
+    EXPECT_EQ(fake_->launches.size(), 2u);
+    EXPECT_EQ(current_context(), callers.context);
+    CUcontext popped = nullptr;
+    if (callers.context != nullptr) {
+      ASSERT_EQ(driver_->cuCtxPopCurrent(&popped), CUDA_SUCCESS);
     }
-    ASSERT_EQ(driver->cuCtxGetCurrent(&current), CUDA_SUCCESS);
-    EXPECT_EQ(current, nullptr);
+    EXPECT_EQ(current_context(), nullptr);
   }
 }
 
@@ -100,6 +123,7 @@ TEST_F(DecodeLaunches, AFailedLaunchIsACudaErrorNamingTheKernel) {
   ASSERT_TRUE(p.context->planned_call(valid_problem(), 1)->choice.launch.split);
   for (const auto& [after, kernel] : {std::make_pair(0, "decode"), std::make_pair(1, "combine")}) {
     SCOPED_TRACE(kernel);
+    fake_->launches.clear();
     fail("cuLaunchKernelEx", CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, after);
     const Status status = decode(p, 1);
     EXPECT_EQ(status.code(), SMLA_ERR_CUDA);
@@ -107,10 +131,8 @@ TEST_F(DecodeLaunches, AFailedLaunchIsACudaErrorNamingTheKernel) {
                                     ") failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
               std::string::npos)
         << status.message();
-    CUcontext current = reinterpret_cast<CUcontext>(1);
-    Status driver_status;
-    ASSERT_EQ(CudaDriver::get(&driver_status)->cuCtxGetCurrent(&current), CUDA_SUCCESS);
-    EXPECT_EQ(current, nullptr) << "the context pushed for the call is popped";
+    EXPECT_EQ(fake_->launches.size(), static_cast<size_t>(after));
+    EXPECT_EQ(current_context(), nullptr) << "the context pushed for the call is popped";
   }
   fake_->fail_call.clear();
   EXPECT_TRUE(decode(p, 1));

@@ -3,6 +3,7 @@
 // launched as that tile's kernel; a row of another device, or any row with SMLA_TUNING=0, does
 // not apply.
 #include <string>
+#include <vector>
 
 #include "autotune/tuning.h"
 #include "codegen/kernel_key.h"
@@ -21,28 +22,35 @@ constexpr int kBucket = 64;
 // Three stages instead of the heuristic's two: another kernel, with more shared memory.
 constexpr const char* kTunedTile = "hg16.w8.te32.st3.seg4.mb1.mma_sync";
 
+struct DeviceIdentity {
+  std::string name;
+  int sm_count;
+  int driver_version;
+};
+
+const DeviceIdentity kThisDevice{fake_cuda::kDeviceName, fake_cuda::kSmCount, CUDA_VERSION};
+
 class DecodeTunedOnFake : public FakeDriverTest {
  protected:
-  // A context whose cache (a scratch file, which its kernels are compiled into) holds one
-  // tuning row for valid_problem()'s bucket kBucket, measured on a device of this name, SM
-  // count and driver version.
-  std::unique_ptr<Context> context_with_row(const std::string& device_name, int sm_count,
-                                            int driver_version) {
-    const std::string path = dir_.file(device_name + std::to_string(sm_count) +
-                                       std::to_string(driver_version) + ".sqlite");
+  // A context whose cache (a scratch file, which its kernels are compiled into) holds a tuning
+  // row of kTunedTile for valid_problem()'s bucket kBucket per device identity.
+  std::unique_ptr<Context> context_with_rows(const std::vector<DeviceIdentity>& devices) {
+    const std::string path = dir_.file("cache" + std::to_string(++caches_) + ".sqlite");
     {
       const Logger log(SMLA_LOG_ERROR);
       CubinStore::Options store_options;
       store_options.path = path;
       const std::unique_ptr<CubinStore> store = CubinStore::open(store_options, log);
-      TuningRow row;
-      row.problem_id = tuning_problem_id(valid_problem(), true);
-      row.batch_bucket = kBucket;
-      row.device_name = device_name;
-      row.sm_count = sm_count;
-      row.driver_version = driver_version;
-      row.config_text = kTunedTile;
-      EXPECT_TRUE(store->put_tuning(row));
+      for (const DeviceIdentity& device : devices) {
+        TuningRow row;
+        row.problem_id = tuning_problem_id(valid_problem(), true);
+        row.batch_bucket = kBucket;
+        row.device_name = device.name;
+        row.sm_count = device.sm_count;
+        row.driver_version = device.driver_version;
+        row.config_text = kTunedTile;
+        EXPECT_TRUE(store->put_tuning(row));
+      }
     }
     smla_options o = options();
     o.cache_path = path.c_str();
@@ -63,52 +71,63 @@ class DecodeTunedOnFake : public FakeDriverTest {
     return fake_->launches.empty() ? 0 : fake_->launches[0].shared_bytes;
   }
 
+  // Whether a call of `rows` rows runs a tuning row's tile (the test fails if it runs another).
+  static bool runs_tuned_tile(const Context& context, int rows) {
+    const std::optional<Context::PlannedCall> planned =
+        context.planned_call(valid_problem(), rows);
+    EXPECT_TRUE(planned.has_value());
+    if (!planned || !planned->tuned) return false;
+    EXPECT_EQ(planned->tuned->tile.text(), kTunedTile);
+    return true;
+  }
+
+  static unsigned tuned_shared_bytes() {
+    const std::optional<TileConfig> tuned = TileConfig::parse(kTunedTile);
+    EXPECT_TRUE(tuned.has_value());
+    return static_cast<unsigned>(
+        KernelKey::decode("sm_90a", valid_problem(), tuned.value_or(TileConfig{}))
+            .geometry()
+            .smem_bytes);
+  }
+
   test::TempDir dir_;
+  int caches_ = 0;
 };
 
 TEST_F(DecodeTunedOnFake, ARowOfThisDeviceRunsItsTileInItsBucket) {
-  const auto tuned = TileConfig::parse(kTunedTile);
-  ASSERT_TRUE(tuned.has_value());
-  const unsigned tuned_bytes = static_cast<unsigned>(
-      KernelKey::decode("sm_90a", valid_problem(), *tuned).geometry().smem_bytes);
-  std::unique_ptr<Context> context = context_with_row("Fake GPU", 132, CUDA_VERSION);
+  std::unique_ptr<Context> context = context_with_rows({kThisDevice});
   ASSERT_NE(context, nullptr);
   for (const int rows : {kBucket, 2 * kBucket - 1}) {
     SCOPED_TRACE(rows);
-    EXPECT_EQ(decode_shared_bytes(context.get(), rows), tuned_bytes);
-    const auto planned = context->planned_call(valid_problem(), rows);
-    ASSERT_TRUE(planned && planned->tuned);
-    EXPECT_EQ(planned->tuned->tile.text(), kTunedTile);
+    EXPECT_EQ(decode_shared_bytes(context.get(), rows), tuned_shared_bytes());
+    EXPECT_TRUE(runs_tuned_tile(*context, rows));
   }
   for (const int rows : {kBucket - 1, 2 * kBucket}) {
     SCOPED_TRACE(rows);
-    EXPECT_NE(decode_shared_bytes(context.get(), rows), tuned_bytes);
-    EXPECT_FALSE(context->planned_call(valid_problem(), rows)->tuned);
+    EXPECT_NE(decode_shared_bytes(context.get(), rows), tuned_shared_bytes());
+    EXPECT_FALSE(runs_tuned_tile(*context, rows));
   }
 }
 
 TEST_F(DecodeTunedOnFake, RowsOfAnotherDeviceOrWithTuningOffDoNotApply) {
-  struct Identity {
-    const char* name;
-    int sm_count;
-    int driver_version;
-  };
-  for (const Identity& other : {Identity{"Other GPU", 132, CUDA_VERSION},
-                                Identity{"Fake GPU", 114, CUDA_VERSION},
-                                Identity{"Fake GPU", 132, CUDA_VERSION - 10}}) {
-    SCOPED_TRACE(std::string(other.name) + " " + std::to_string(other.sm_count) + " " +
-                 std::to_string(other.driver_version));
-    std::unique_ptr<Context> context =
-        context_with_row(other.name, other.sm_count, other.driver_version);
+  {
+    SCOPED_TRACE("another name, SM count or driver version");
+    std::unique_ptr<Context> context = context_with_rows(
+        {{"Other GPU", kThisDevice.sm_count, kThisDevice.driver_version},
+         {kThisDevice.name, kThisDevice.sm_count - 18, kThisDevice.driver_version},
+         {kThisDevice.name, kThisDevice.sm_count, kThisDevice.driver_version - 10}});
     ASSERT_NE(context, nullptr);
-    decode_shared_bytes(context.get(), kBucket);
-    EXPECT_FALSE(context->planned_call(valid_problem(), kBucket)->tuned);
+    EXPECT_NE(decode_shared_bytes(context.get(), kBucket), tuned_shared_bytes());
+    EXPECT_FALSE(runs_tuned_tile(*context, kBucket));
   }
-  const ScopedEnv off("SMLA_TUNING", "0");
-  std::unique_ptr<Context> context = context_with_row("Fake GPU", 132, CUDA_VERSION);
-  ASSERT_NE(context, nullptr);
-  decode_shared_bytes(context.get(), kBucket);
-  EXPECT_FALSE(context->planned_call(valid_problem(), kBucket)->tuned);
+  {
+    SCOPED_TRACE("SMLA_TUNING=0");
+    const ScopedEnv off("SMLA_TUNING", "0");
+    std::unique_ptr<Context> context = context_with_rows({kThisDevice});
+    ASSERT_NE(context, nullptr);
+    EXPECT_NE(decode_shared_bytes(context.get(), kBucket), tuned_shared_bytes());
+    EXPECT_FALSE(runs_tuned_tile(*context, kBucket));
+  }
 }
 
 }  // namespace

@@ -8,13 +8,6 @@ namespace {
 
 using DeviceSessionOnFake = FakeDriverTest;
 
-CUcontext current_context() {
-  Status status;
-  CUcontext current = reinterpret_cast<CUcontext>(1);
-  EXPECT_EQ(CudaDriver::get(&status)->cuCtxGetCurrent(&current), CUDA_SUCCESS);
-  return current;
-}
-
 TEST_F(DeviceSessionOnFake, MakesThePrimaryContextCurrentUntilClosed) {
   std::unique_ptr<DeviceSession> session;
   ASSERT_TRUE(DeviceSession::open(0, &session));
@@ -26,10 +19,7 @@ TEST_F(DeviceSessionOnFake, MakesThePrimaryContextCurrentUntilClosed) {
 }
 
 TEST_F(DeviceSessionOnFake, AFailedOpenLeavesTheCallersContextAndReleasesWhatItRetained) {
-  Status status;
-  const CudaDriver* driver = CudaDriver::get(&status);
-  ASSERT_NE(driver, nullptr) << status.message();
-  ASSERT_EQ(driver->cuCtxPushCurrent(fake_cuda::other_context()), CUDA_SUCCESS);
+  ASSERT_EQ(driver_->cuCtxPushCurrent(fake_cuda::other_context()), CUDA_SUCCESS);
   for (const char* call : {"cuDeviceGet", "cuDevicePrimaryCtxRetain", "cuCtxPushCurrent"}) {
     SCOPED_TRACE(call);
     fail(call, CUDA_ERROR_OUT_OF_MEMORY);
@@ -44,13 +34,17 @@ TEST_F(DeviceSessionOnFake, AFailedOpenLeavesTheCallersContextAndReleasesWhatItR
   }
 }
 
-TEST_F(DeviceSessionOnFake, ADeviceOrdinalPastTheDevicesIsNoDevice) {
-  std::unique_ptr<DeviceSession> session;
-  const Status opened = DeviceSession::open(1, &session);
-  EXPECT_EQ(opened.code(), SMLA_ERR_NO_DEVICE);
-  EXPECT_NE(opened.message().find("no device 1 (1 present)"), std::string::npos)
-      << opened.message();
-  EXPECT_EQ(fake_->primary_retained, 0);
+TEST_F(DeviceSessionOnFake, AnOrdinalOfNoDeviceIsNoDevice) {
+  for (const int ordinal : {1, -1}) {
+    SCOPED_TRACE(ordinal);
+    std::unique_ptr<DeviceSession> session;
+    const Status opened = DeviceSession::open(ordinal, &session);
+    EXPECT_EQ(opened.code(), SMLA_ERR_NO_DEVICE);
+    EXPECT_NE(opened.message().find("no device " + std::to_string(ordinal) + " (1 present)"),
+              std::string::npos)
+        << opened.message();
+    EXPECT_EQ(fake_->primary_retained, 0);
+  }
 }
 
 }  // namespace

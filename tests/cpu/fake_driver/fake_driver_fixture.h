@@ -1,7 +1,9 @@
 // Shared by the fake-driver tests: they run with tests/fake_cuda's libcuda.so.1 first on
 // LD_LIBRARY_PATH (CMakeLists.txt sets it), so a context finds one Hopper device whose driver
-// records what the runtime asks of it. Kernels are compiled for real (NVRTC) into one cache file
-// in the build tree, so the tests' processes compile each kernel once; the fake never runs them.
+// records what the runtime asks of it. Kernels are compiled for real (NVRTC), by default into
+// one cache file in the build tree, so the tests' processes compile each kernel once; the fake
+// never runs them. The driver is loaded once per process, so its load and cuInit failures are
+// not testable here.
 #pragma once
 
 #include <dlfcn.h>
@@ -12,7 +14,7 @@
 
 #include "fake_cuda/fake_cuda.h"
 #include "runtime/context.h"
-#include "support/scoped_env.h"
+#include "support/cleared_smla_environment.h"
 
 namespace smla::fake_driver_test {
 
@@ -27,6 +29,9 @@ class FakeDriverTest : public ::testing::Test {
     ASSERT_NE(reset, nullptr) << "libcuda.so.1 is not the fake driver: run with "
                                  "LD_LIBRARY_PATH=" SMLA_FAKE_CUDA_DIR;
     fake_ = reset();
+    Status status;
+    driver_ = CudaDriver::get(&status);
+    ASSERT_NE(driver_, nullptr) << status.message();
   }
 
   // Options of a context on the fake device; kernels come from (or go to) the shared cache.
@@ -52,22 +57,24 @@ class FakeDriverTest : public ::testing::Test {
   }
 
   // `call` fails with `result` from its (after + 1)-th call on, counted from now.
-  void fail(const char* call, CUresult result, int after = 0) const {
+  void fail(const char* call, CUresult result, int after = 0) {
     fake_->fail_call = call;
     fake_->fail_result = result;
     fake_->fail_after = calls(call) + after;
   }
 
+  // The calling thread's current context (null: none), as the caller of smla sees it.
+  CUcontext current_context() const {
+    CUcontext current = reinterpret_cast<CUcontext>(1);
+    EXPECT_EQ(driver_->cuCtxGetCurrent(&current), CUDA_SUCCESS);
+    return current;
+  }
+
   fake_cuda::State* fake_ = nullptr;
+  const CudaDriver* driver_ = nullptr;
 
  private:
-  ScopedEnv cache_{"SMLA_CACHE", nullptr};
-  ScopedEnv system_cache_{"SMLA_SYSTEM_CACHE", nullptr};
-  ScopedEnv jit_{"SMLA_JIT", nullptr};
-  ScopedEnv batch_invariant_{"SMLA_BATCH_INVARIANT", nullptr};
-  ScopedEnv tuning_{"SMLA_TUNING", nullptr};
-  ScopedEnv log_{"SMLA_LOG", nullptr};
-  ScopedEnv tile_{"SMLA_TILE", nullptr};
+  test::ClearedSmlaEnvironment environment_;
 };
 
 }  // namespace smla::fake_driver_test

@@ -1,9 +1,10 @@
-// smla_prepare on a device: every kernel is loaded with the context current, and a load that
+// smla_prepare on a device: every kernel is loaded once, in the device's context; a load that
 // fails undoes the loads before it and is reported, leaving the context usable.
 #include <string>
 
 #include "cpu/runtime/validate_fixture.h"
 #include "fake_driver_fixture.h"
+#include "runtime/decode_scheduler.h"
 
 namespace smla::fake_driver_test {
 namespace {
@@ -11,21 +12,35 @@ namespace {
 using Prepare = FakeDriverTest;
 using validate_test::valid_problem;
 
-TEST_F(Prepare, LoadsEveryKernelWithTheContextCurrentAndUnloadsThemWithIt) {
+// The kernels a batch-invariant context loads for `problem`: the decode kernel of the default
+// tile and of each narrow split, and the combine kernel of each that splits.
+int default_mode_kernels(const smla_problem& problem) {
+  DecodeTiles tiles;
+  EXPECT_TRUE(decode_tiles("sm_90a", problem, true, &tiles));
+  const auto pair = [&](const TileConfig& tile) {
+    return KernelKey::decode("sm_90a", problem, tile).geometry().segments > 1 ? 2 : 1;
+  };
+  int kernels = pair(tiles.tile);
+  for (const NarrowSplit& narrow : tiles.narrow) kernels += pair(narrow.tile);
+  return kernels;
+}
+
+TEST_F(Prepare, LoadsEveryKernelOnceInTheDevicesContextAndUnloadsThemWithIt) {
   std::unique_ptr<Context> context = create_context();
   ASSERT_NE(context, nullptr);
   size_t workspace = 0;
   ASSERT_TRUE(context->prepare(valid_problem(), 64, &workspace));
   EXPECT_GT(workspace, 0u);  // split calls: a combine kernel is loaded too
-  // The decode and combine kernels of the default tile and of the narrow split.
-  EXPECT_GE(fake_->modules_loaded, 4);
-  EXPECT_EQ(calls("cuModuleGetFunction"), fake_->modules_loaded);
-  EXPECT_EQ(fake_->calls_without_context, 0);
-  const int loaded = fake_->modules_loaded;
+  // 16 heads of 128 + 512 entries: the default tile and the 8-head narrow split, both split.
+  EXPECT_EQ(default_mode_kernels(valid_problem()), 4);
+  EXPECT_EQ(fake_->modules_loaded, 4);
+  EXPECT_EQ(calls("cuModuleLoadData"), 4);
+  EXPECT_EQ(calls("cuModuleGetFunction"), 4);
   ASSERT_TRUE(context->prepare(valid_problem(), 64, &workspace));
-  EXPECT_EQ(fake_->modules_loaded, loaded) << "a prepared problem is not loaded again";
+  EXPECT_EQ(calls("cuModuleLoadData"), 4) << "a prepared problem is not loaded again";
+  EXPECT_EQ(current_context(), nullptr);
   context.reset();
-  EXPECT_EQ(fake_->modules_loaded, 0);
+  EXPECT_EQ(fake_->modules_loaded, 0) << "every kernel unloaded, in the device's context";
   EXPECT_EQ(fake_->primary_retained, 0);
 }
 
@@ -53,11 +68,11 @@ TEST_F(Prepare, AFailedLoadUndoesTheLoadsBeforeItAndIsReported) {
       EXPECT_NE(status.message().find(std::string(" failed: ") + failure.name), std::string::npos)
           << status.message();
       EXPECT_EQ(workspace, 123u);
-      EXPECT_EQ(fake_->modules_loaded, 0) << "the kernels loaded before the failure stay loaded";
+      EXPECT_EQ(fake_->modules_loaded, 0) << "every kernel loaded before the failure is unloaded";
       // The driver recovers: the same context prepares the problem.
       fake_->fail_call.clear();
       EXPECT_TRUE(context->prepare(valid_problem(), 64, &workspace));
-      EXPECT_GT(fake_->modules_loaded, 0);
+      EXPECT_EQ(fake_->modules_loaded, 4);
       context.reset();
       EXPECT_EQ(fake_->modules_loaded, 0);
     }

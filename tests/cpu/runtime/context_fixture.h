@@ -1,7 +1,6 @@
 // Shared by the context_*_test.cpp files: contexts on a machine without a GPU, which compile
 // and cache kernels for a named arch (options.arch) but run nothing. The fixture clears every
-// SMLA_* variable for the test (the host's environment must not change what a test checks) and
-// restores them after; environment changes inside a test go through ScopedEnv.
+// SMLA_* variable for the test (ClearedSmlaEnvironment).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,6 +16,7 @@
 #include "codegen/kernel_key.h"
 #include "cpu/codegen/dsv4_problems.h"
 #include "runtime/cuda_driver.h"
+#include "support/cleared_smla_environment.h"
 #include "support/scoped_env.h"
 #include "support/scratch.h"
 
@@ -85,13 +85,7 @@ class NoGpuContextTest : public ::testing::Test {
   }
 
  private:
-  ScopedEnv cache_{"SMLA_CACHE", nullptr};
-  ScopedEnv system_cache_{"SMLA_SYSTEM_CACHE", nullptr};
-  ScopedEnv jit_{"SMLA_JIT", nullptr};
-  ScopedEnv batch_invariant_{"SMLA_BATCH_INVARIANT", nullptr};
-  ScopedEnv tuning_{"SMLA_TUNING", nullptr};
-  ScopedEnv log_{"SMLA_LOG", nullptr};
-  ScopedEnv tile_{"SMLA_TILE", nullptr};
+  test::ClearedSmlaEnvironment environment_;
 };
 
 }  // namespace smla::context_test
