@@ -3,7 +3,7 @@
 // them is the test). This is what `smla cache build` does for a deployment, and a template or
 // heuristic change that breaks one arch or spills on one shape fails here, on a CPU machine.
 // The other KV layouts and fp8 q, which the kernel family supports but no preset uses, are
-// compiled for one Flash and one Pro preset.
+// compiled for one Flash and one Pro preset, for sm_90a and sm_100a.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -28,9 +28,17 @@ constexpr const char* kArchs[] = {"sm_90a", "sm_100a", "sm_103a"};
 constexpr int kMaxContext = 131072;  // the presets' default: HCA width 1024
 constexpr int kCompileThreads = 2;
 
-// The kernels smla_prepare loads for `problem`, keyed by text so shared kernels compile once.
-void add_kernels(const smla_problem& problem, std::map<std::string, KernelKey>* keys) {
-  for (const char* arch : kArchs) {
+// The other layouts and q dtypes compile for sm_90a and sm_100a only, to keep the CPU suite
+// within its time: the one spill seen on sm_103a appeared on sm_100a too (the kernels b6f7bb1
+// fixed), and the presets' kernels still compile for all three.
+constexpr const char* kVariantArchs[] = {"sm_90a", "sm_100a"};
+
+// The kernels smla_prepare loads for `problem` on `archs`, keyed by text so shared kernels
+// compile once.
+template <size_t kArchCount>
+void add_kernels(const smla_problem& problem, const char* const (&archs)[kArchCount],
+                 std::map<std::string, KernelKey>* keys) {
+  for (const char* arch : archs) {
     for (const KernelKey& key : default_problem_kernels(arch, problem))
       keys->emplace(key.text(), key);
   }
@@ -88,8 +96,8 @@ size_t compile_and_check(const std::string& what, const std::map<std::string, Ke
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (size_t i = 0; i < ordered.size(); ++i) check_compiled(ordered[i], results[i]);
-  std::printf("%s: compiled %zu kernels for %zu archs in %.1f s on %d threads\n", what.c_str(),
-              ordered.size(), std::size(kArchs), seconds, kCompileThreads);
+  std::printf("%s: compiled %zu kernels in %.1f s on %d threads\n", what.c_str(), ordered.size(),
+              seconds, kCompileThreads);
   return ordered.size();
 }
 
@@ -100,7 +108,7 @@ TEST(PresetKernelsCompile, EveryPresetKernelForEveryArch) {
   for (const int max_context : {16384, kMaxContext, 1048576}) {
     for (const std::string& preset : preset_names()) {
       for (const smla_problem& problem : preset_problems(preset, max_context)) {
-        add_kernels(problem, &keys);
+        add_kernels(problem, kArchs, &keys);
       }
     }
   }
@@ -109,7 +117,7 @@ TEST(PresetKernelsCompile, EveryPresetKernelForEveryArch) {
   EXPECT_GE(compile_and_check("presets", keys), 3u * 128u);
 }
 
-TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForEveryArch) {
+TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForSm90aAndSm100a) {
   struct Variant {
     smla_kv_layout layout;
     smla_dtype q_dtype;
@@ -129,7 +137,7 @@ TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForEveryArch) {
       for (const Variant& variant : kVariants) {
         problem.kv_layout = variant.layout;
         problem.q_dtype = variant.q_dtype;
-        add_kernels(problem, &keys);
+        add_kernels(problem, kVariantArchs, &keys);
       }
     }
   }
@@ -140,7 +148,7 @@ TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForEveryArch) {
     problem.q_dtype = SMLA_FP8_E4M3;
     for (const int heads : {32, 24}) {
       problem.num_heads = heads;
-      add_kernels(problem, &keys);
+      add_kernels(problem, kVariantArchs, &keys);
     }
   }
   EXPECT_GT(compile_and_check("layouts and fp8 q", keys), 0u);
