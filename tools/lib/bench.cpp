@@ -253,8 +253,11 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
   smla_context* ctx = nullptr;
   SMLA_TRY(status_of(smla_context_create(nullptr, &ctx)));
   std::unique_ptr<smla_context, smla_status (*)(smla_context*)> owner(ctx, smla_context_destroy);
+  DeviceInfo device;
+  SMLA_TRY(bench->session().info(&device));
   for (int rows : options.rows) {
     BenchRow row;
+    row.device = device.name;
     SMLA_TRY(bench->time(ctx, rows, options, &row.median_us, &row.spread_us));
     row.problem = problem_text(problem);
     row.rows = rows;

@@ -24,6 +24,7 @@ struct BenchOptions {
 };
 
 struct BenchRow {
+  std::string device;  // the GPU's name: the fractions are of the H200's ceilings whatever it is
   std::string problem;
   int rows = 0;
   double median_us = 0;
@@ -75,8 +76,12 @@ struct OverheadReport {
 };
 Status measure_overheads(const smla_problem& problem, int calls, OverheadReport* report);
 
-// The ceilings (shared/GPU.md, measured on the H200).
+// The ceilings (shared/GPU.md, measured on the H200), and whether a device's name says it is
+// the GPU they were measured on.
 double gather_ceiling_bytes_per_s(smla_kv_layout layout);
 constexpr double kMmaBf16Flops = 640e12;
+inline bool is_ceilings_device(const std::string& device_name) {
+  return device_name.find("H200") != std::string::npos;
+}
 
 }  // namespace smla::tools
