@@ -90,7 +90,10 @@ typedef struct smla_options {
   smla_jit_policy jit;           /* default SMLA_JIT_ALLOW */
   smla_log_level log_level;      /* default SMLA_LOG_WARN; messages go to stderr */
   /* Target architecture ("sm_90a", "sm_100a", "sm_103a") for a context without a device, so
-   * that smla_prepare compiles and caches kernels for it. NULL: the device's architecture. */
+   * that smla_prepare compiles and caches kernels for it. NULL: the device's architecture. A
+   * CUDA driver that is installed but fails (cuInit or counting devices) makes
+   * smla_context_create fail with SMLA_ERR_CUDA when this is NULL; with an arch it warns and
+   * compiles without a device. No driver, or no device, is not an error. */
   const char* arch;
   /* 0 (default): a row's result is bitwise the same whatever else is in the call (how many rows,
    * which). 1: calls of many rows may run a faster kernel whose results differ from those of

@@ -106,9 +106,17 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
   context->driver_ = CudaDriver::get(&driver_status);
   int devices = 0;
   if (context->driver_ != nullptr) {
-    // A driver that loaded but cannot count its devices is broken, not absent.
-    SMLA_TRY(context->driver_->check(context->driver_->cuDeviceGetCount(&devices),
-                                     "cuDeviceGetCount"));
+    driver_status =
+        context->driver_->check(context->driver_->cuDeviceGetCount(&devices), "cuDeviceGetCount");
+  }
+  // A driver that is present but fails (cuInit, or counting the devices) is broken, not absent:
+  // an error, unless the host named an arch to compile for without a device.
+  if (driver_status.code() == SMLA_ERR_CUDA) {
+    if (o.arch == nullptr) {
+      return error(SMLA_ERR_CUDA, "{} (set options.arch to compile kernels without a device)",
+                   driver_status.message());
+    }
+    context->log_.warn("no usable GPU: {}", driver_status.message());
   }
   if (devices > 0) {
     if (o.device >= devices) {
@@ -168,7 +176,6 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   const bool decode = key.family == KernelFamily::kDecode;
   kernel->threads = decode ? key.geometry().threads : combine_shape(key.tile.segment_tiles).threads;
   kernel->smem_bytes = decode ? key.geometry().smem_bytes : 0;
-  // In the device's context: prepare_locked made it current.
   SMLA_TRY(driver_->check(driver_->cuModuleLoadData(&kernel->module, built.cubin.data()),
                           "cuModuleLoadData"));
   Status status = driver_->check(
@@ -218,12 +225,6 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   if (arch_.empty()) {
     return error(SMLA_ERR_NO_DEVICE, "no GPU, and no options.arch to compile kernels for");
   }
-  // Every load, and every unload after a failed one, in the device's context.
-  std::optional<ScopedCurrentContext> current;
-  if (driver_ != nullptr) {
-    current.emplace(*driver_, cu_context_);
-    SMLA_TRY(current->status());
-  }
   DecodeTiles tiles;
   SMLA_TRY(decode_tiles(arch_, problem, batch_invariant_, &tiles));
   const KernelKey key = KernelKey::decode(arch_, problem, tiles.tile);
@@ -231,6 +232,12 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   if (!unsupported.empty()) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "{}tile {}: {}", tiles.forced ? "SMLA_TILE: " : "",
                  tiles.tile.text(), unsupported);
+  }
+  // Every load, and every unload after a failed one, in the device's context.
+  std::optional<ScopedCurrentContext> current;
+  if (driver_ != nullptr) {
+    current.emplace(*driver_, cu_context_);
+    SMLA_TRY(current->status());
   }
   std::vector<KernelPair> tuned_pairs;
   const std::vector<TunedTile> tuned = load_tuned(problem, tiles, allow_compile, &tuned_pairs);

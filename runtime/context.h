@@ -81,6 +81,8 @@ class Context {
   Context() = default;
   Status open_device(int ordinal);
   Status prepare_locked(const smla_problem& problem, bool allow_compile, const Prepared** result);
+  // The loads and unloads below run with the device's context current (prepare_locked makes it
+  // so; the destructor for unload).
   Status load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel);
   // The decode kernel of `key` and, when it splits, its combine kernel.
   Status load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair);

@@ -44,8 +44,8 @@ std::unique_ptr<CudaDriver> CudaDriver::load(Status* status) {
 
   const CUresult init = driver->cuInit(0);
   if (init != CUDA_SUCCESS) {
-    *status = error(init == CUDA_ERROR_NO_DEVICE ? SMLA_ERR_NO_DEVICE : SMLA_ERR_CUDA,
-                    "cuInit failed: {}", driver->check(init, "cuInit").message());
+    *status = error(init == CUDA_ERROR_NO_DEVICE ? SMLA_ERR_NO_DEVICE : SMLA_ERR_CUDA, "{}",
+                    driver->check(init, "cuInit").message());
     return nullptr;
   }
   *status = ok_status();

@@ -25,6 +25,6 @@ for dir in carry carry-*; do
   done
   for args in "$@"; do
     LD_LIBRARY_PATH=$PWD/$dir SMLA_CACHE=$cache timeout 120 "$dir/smla" bench $args 2>&1 |
-      grep '^h' | sed "s|^|$dir |"
+      grep -E '^(h|# note)' | sed "s|^|$dir |"
   done
 done | tee "$OUT/ab.txt"

@@ -71,8 +71,8 @@ std::mutex& call_mutex() {
   return mutex;
 }
 
-#define FAKE_ENTER(name)                               \
-  std::lock_guard<std::mutex> lock(call_mutex());      \
+#define FAKE_ENTER(name)                          \
+  std::lock_guard<std::mutex> lock(call_mutex()); \
   if (const std::optional<CUresult> failed = enter(name)) return *failed
 
 CUresult fake_cuInit(unsigned int) {
@@ -161,8 +161,10 @@ CUresult fake_cuCtxPopCurrent(CUcontext* context) {
 CUresult fake_cuModuleLoadData(CUmodule* module, const void* image) {
   FAKE_ENTER("cuModuleLoadData");
   if (current() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-  // A cubin is an ELF image.
-  if (image == nullptr || std::memcmp(image, "\x7f" "ELF", 4) != 0) return CUDA_ERROR_INVALID_IMAGE;
+  constexpr char kElfMagic[] = {0x7f, 'E', 'L', 'F'};  // a cubin is an ELF image
+  if (image == nullptr || std::memcmp(image, kElfMagic, sizeof kElfMagic) != 0) {
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
   auto loaded = std::make_unique<Module>(Module{current(), ++driver().loads});
   *module = reinterpret_cast<CUmodule>(loaded.get());
   driver().modules.emplace(loaded.get(), std::move(loaded));
@@ -252,6 +254,7 @@ CUresult fake_cuGetErrorName(CUresult result, const char** name) {
     FAKE_ERROR_NAME(CUDA_ERROR_INVALID_VALUE)
     FAKE_ERROR_NAME(CUDA_ERROR_OUT_OF_MEMORY)
     FAKE_ERROR_NAME(CUDA_ERROR_INVALID_DEVICE)
+    FAKE_ERROR_NAME(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH)
     FAKE_ERROR_NAME(CUDA_ERROR_INVALID_IMAGE)
     FAKE_ERROR_NAME(CUDA_ERROR_INVALID_CONTEXT)
     FAKE_ERROR_NAME(CUDA_ERROR_INVALID_HANDLE)
@@ -289,24 +292,52 @@ struct Entry {
 };
 
 // The cast checks each fake against cuda.h's declaration of the name.
-#define FAKE(name) Entry{#name, reinterpret_cast<void*>(static_cast<decltype(&::name)>(&fake_##name))}
+// clang-format off
+#define FAKE(name) \
+  Entry{#name, reinterpret_cast<void*>(static_cast<decltype(&::name)>(&fake_##name))}
 #define UNSUPPORTED(name) \
   Entry{#name, reinterpret_cast<void*>(static_cast<decltype(&::name)>(&fake_unsupported))}
+// clang-format on
 
 const Entry kEntries[] = {
-    FAKE(cuInit), FAKE(cuDriverGetVersion), FAKE(cuDeviceGetCount), FAKE(cuDeviceGet),
-    FAKE(cuDeviceGetName), FAKE(cuDeviceGetAttribute), FAKE(cuDevicePrimaryCtxRetain),
-    FAKE(cuDevicePrimaryCtxRelease), FAKE(cuCtxGetCurrent), FAKE(cuCtxPushCurrent),
-    FAKE(cuCtxPopCurrent), FAKE(cuModuleLoadData), FAKE(cuModuleUnload), FAKE(cuModuleGetFunction),
-    FAKE(cuFuncSetAttribute), FAKE(cuLaunchKernelEx), FAKE(cuStreamIsCapturing),
-    FAKE(cuGetErrorName), FAKE(cuGetErrorString), UNSUPPORTED(cuStreamCreate),
-    UNSUPPORTED(cuStreamDestroy), UNSUPPORTED(cuStreamSynchronize),
-    UNSUPPORTED(cuStreamBeginCapture), UNSUPPORTED(cuStreamEndCapture),
-    UNSUPPORTED(cuGraphInstantiateWithFlags), UNSUPPORTED(cuGraphLaunch),
-    UNSUPPORTED(cuGraphExecDestroy), UNSUPPORTED(cuGraphDestroy), UNSUPPORTED(cuMemAlloc),
-    UNSUPPORTED(cuMemFree), UNSUPPORTED(cuMemcpyHtoD), UNSUPPORTED(cuMemcpyDtoH),
-    UNSUPPORTED(cuMemsetD8), UNSUPPORTED(cuEventCreate), UNSUPPORTED(cuEventRecord),
-    UNSUPPORTED(cuEventSynchronize), UNSUPPORTED(cuEventElapsedTime), UNSUPPORTED(cuEventDestroy),
+    FAKE(cuInit),
+    FAKE(cuDriverGetVersion),
+    FAKE(cuDeviceGetCount),
+    FAKE(cuDeviceGet),
+    FAKE(cuDeviceGetName),
+    FAKE(cuDeviceGetAttribute),
+    FAKE(cuDevicePrimaryCtxRetain),
+    FAKE(cuDevicePrimaryCtxRelease),
+    FAKE(cuCtxGetCurrent),
+    FAKE(cuCtxPushCurrent),
+    FAKE(cuCtxPopCurrent),
+    FAKE(cuModuleLoadData),
+    FAKE(cuModuleUnload),
+    FAKE(cuModuleGetFunction),
+    FAKE(cuFuncSetAttribute),
+    FAKE(cuLaunchKernelEx),
+    FAKE(cuStreamIsCapturing),
+    FAKE(cuGetErrorName),
+    FAKE(cuGetErrorString),
+    UNSUPPORTED(cuStreamCreate),
+    UNSUPPORTED(cuStreamDestroy),
+    UNSUPPORTED(cuStreamSynchronize),
+    UNSUPPORTED(cuStreamBeginCapture),
+    UNSUPPORTED(cuStreamEndCapture),
+    UNSUPPORTED(cuGraphInstantiateWithFlags),
+    UNSUPPORTED(cuGraphLaunch),
+    UNSUPPORTED(cuGraphExecDestroy),
+    UNSUPPORTED(cuGraphDestroy),
+    UNSUPPORTED(cuMemAlloc),
+    UNSUPPORTED(cuMemFree),
+    UNSUPPORTED(cuMemcpyHtoD),
+    UNSUPPORTED(cuMemcpyDtoH),
+    UNSUPPORTED(cuMemsetD8),
+    UNSUPPORTED(cuEventCreate),
+    UNSUPPORTED(cuEventRecord),
+    UNSUPPORTED(cuEventSynchronize),
+    UNSUPPORTED(cuEventElapsedTime),
+    UNSUPPORTED(cuEventDestroy),
 };
 
 }  // namespace

@@ -81,7 +81,7 @@ Status measure_overheads(const smla_problem& problem, int calls, OverheadReport*
 double gather_ceiling_bytes_per_s(smla_kv_layout layout);
 constexpr double kMmaBf16Flops = 640e12;
 inline bool is_ceilings_device(const std::string& device_name) {
-  return device_name.find("H200") != std::string::npos;
+  return device_name == "NVIDIA H200";  // not a GH200 or an H200 NVL
 }
 
 }  // namespace smla::tools

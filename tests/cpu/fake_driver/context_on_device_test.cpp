@@ -1,5 +1,7 @@
 // A context on a device: which arch it builds for, the primary context it holds, and how a
 // device it cannot use or a driver call that fails is reported.
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 
@@ -28,9 +30,9 @@ TEST_F(ContextOnDevice, HoldsThePrimaryContextUntilDestroyed) {
 }
 
 TEST_F(ContextOnDevice, BuildsForTheDevicesArch) {
-  for (const auto& [major, minor, arch] : {std::make_tuple(9, 0, "sm_90a"),
-                                          std::make_tuple(10, 0, "sm_100a"),
-                                          std::make_tuple(10, 3, "sm_103a")}) {
+  for (const auto& [major, minor, arch] :
+       {std::make_tuple(9, 0, "sm_90a"), std::make_tuple(10, 0, "sm_100a"),
+        std::make_tuple(10, 3, "sm_103a")}) {
     fake_->major = major;
     fake_->minor = minor;
     std::unique_ptr<Context> context = create_context();
@@ -73,9 +75,9 @@ TEST_F(ContextOnDevice, ADeviceOrdinalPastTheDevicesIsInvalid) {
 TEST_F(ContextOnDevice, AFailedDriverCallIsACudaErrorNamingIt) {
   // The caller's own context stays current through a failed create.
   ASSERT_EQ(driver_->cuCtxPushCurrent(fake_cuda::other_context()), CUDA_SUCCESS);
-  for (const char* call : {"cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName",
-                           "cuDeviceGetAttribute", "cuDriverGetVersion",
-                           "cuDevicePrimaryCtxRetain"}) {
+  for (const char* call :
+       {"cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDeviceGetAttribute",
+        "cuDriverGetVersion", "cuDevicePrimaryCtxRetain"}) {
     SCOPED_TRACE(call);
     fail(call, CUDA_ERROR_OUT_OF_MEMORY);
     smla_context* context = nullptr;
@@ -90,6 +92,48 @@ TEST_F(ContextOnDevice, AFailedDriverCallIsACudaErrorNamingIt) {
     EXPECT_EQ(current_context(), fake_cuda::other_context());
   }
   EXPECT_EQ(calls("cuCtxPushCurrent"), 1) << "only the test's own push";
+}
+
+TEST_F(ContextOnDevice, ABrokenDriverWithANamedArchCompilesWithoutTheDevice) {
+  fail("cuDeviceGetCount", CUDA_ERROR_OUT_OF_MEMORY);
+  smla_options o = options();
+  o.arch = "sm_100a";
+  std::unique_ptr<Context> context;
+  testing::internal::CaptureStderr();
+  const Status status = Context::create(&o, &context);
+  const std::string warnings = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(status) << status.message();
+  EXPECT_FALSE(context->has_device());
+  EXPECT_EQ(context->arch(), "sm_100a");
+  EXPECT_NE(warnings.find("no usable GPU: cuDeviceGetCount failed"), std::string::npos) << warnings;
+  EXPECT_EQ(fake_->primary_retained, 0);
+}
+
+// cuInit runs once per process, so this test loads the driver in a fresh one: gtest's
+// "threadsafe" death-test style runs the statement in a re-executed copy of this binary.
+TEST(FakeDriverLoad, AFailedCuInitFailsAContextWithoutArchAndNamesTheCause) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto create_after_failed_init = [](const char* arch) {
+    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    const auto reset = reinterpret_cast<fake_cuda::ResetFn>(
+        library ? dlsym(library, fake_cuda::kResetSymbol) : nullptr);
+    if (reset == nullptr) std::exit(3);
+    fake_cuda::State* fake = reset();
+    fake->fail_call = "cuInit";
+    fake->fail_result = CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
+    smla_options o;
+    smla_options_init(&o);
+    o.cache_path = "";
+    o.arch = arch;
+    smla_context* context = nullptr;
+    const smla_status status = smla_context_create(&o, &context);
+    std::fprintf(stderr, "status %d: %s\n", status, smla_last_error());
+    smla_context_destroy(context);
+    std::exit(status == SMLA_OK ? 0 : 1);
+  };
+  EXPECT_EXIT(create_after_failed_init(nullptr), testing::ExitedWithCode(1),
+              "status 4: cuInit failed: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH.*set options.arch");
+  EXPECT_EXIT(create_after_failed_init("sm_90a"), testing::ExitedWithCode(0), "status 0");
 }
 
 // When the device's context cannot be made current, nothing is loaded or launched in whatever is
@@ -110,9 +154,9 @@ TEST_F(ContextOnDevice, AContextThatCannotBeMadeCurrentFailsTheCall) {
   EXPECT_NE(prepared.message().find("cuCtxPushCurrent failed"), std::string::npos)
       << prepared.message();
   EXPECT_EQ(fake_->modules_loaded, loaded);
-  const Status decoded = context->decode(valid_problem(), valid_args(valid_problem(), 1),
-                                         validate_test::fake_pointer<void>(10), workspace_bytes,
-                                         nullptr);
+  const Status decoded =
+      context->decode(valid_problem(), valid_args(valid_problem(), 1),
+                      validate_test::fake_pointer<void>(10), workspace_bytes, nullptr);
   EXPECT_EQ(decoded.code(), SMLA_ERR_CUDA);
   EXPECT_NE(decoded.message().find("cuCtxPushCurrent failed"), std::string::npos)
       << decoded.message();

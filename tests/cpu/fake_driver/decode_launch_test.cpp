@@ -145,8 +145,8 @@ TEST_F(DecodeLaunches, ACapturingStreamNeedsAPreparedProblem) {
   size_t workspace_bytes = 0;
   void* workspace = fake_pointer<void>(10);
   // Not prepared: nothing may be compiled or loaded while a graph is being captured.
-  const Status status = context->decode(valid_problem(), valid_args(valid_problem(), 1), workspace,
-                                        1 << 30, nullptr);
+  const Status status =
+      context->decode(valid_problem(), valid_args(valid_problem(), 1), workspace, 1 << 30, nullptr);
   EXPECT_EQ(status.code(), SMLA_ERR_NOT_READY);
   EXPECT_NE(status.message().find("call smla_prepare first"), std::string::npos)
       << status.message();

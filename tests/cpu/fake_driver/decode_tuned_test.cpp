@@ -73,8 +73,7 @@ class DecodeTunedOnFake : public FakeDriverTest {
 
   // Whether a call of `rows` rows runs a tuning row's tile (the test fails if it runs another).
   static bool runs_tuned_tile(const Context& context, int rows) {
-    const std::optional<Context::PlannedCall> planned =
-        context.planned_call(valid_problem(), rows);
+    const std::optional<Context::PlannedCall> planned = context.planned_call(valid_problem(), rows);
     EXPECT_TRUE(planned.has_value());
     if (!planned || !planned->tuned) return false;
     EXPECT_EQ(planned->tuned->tile.text(), kTunedTile);

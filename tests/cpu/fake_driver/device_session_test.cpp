@@ -1,7 +1,8 @@
 // DeviceSession (the tools' and GPU tests' device access): opening makes the device's primary
 // context current; closing, or a failed open, undoes exactly what opening did.
-#include "fake_driver_fixture.h"
 #include "runtime/device_session.h"
+
+#include "fake_driver_fixture.h"
 
 namespace smla::fake_driver_test {
 namespace {
