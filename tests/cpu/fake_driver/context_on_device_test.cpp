@@ -114,11 +114,8 @@ TEST_F(ContextOnDevice, ABrokenDriverWithANamedArchCompilesWithoutTheDevice) {
 TEST(FakeDriverLoad, AFailedCuInitFailsAContextWithoutArchAndNamesTheCause) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   const auto create_after_failed_init = [](const char* arch) {
-    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    const auto reset = reinterpret_cast<fake_cuda::ResetFn>(
-        library ? dlsym(library, fake_cuda::kResetSymbol) : nullptr);
-    if (reset == nullptr) std::exit(3);
-    fake_cuda::State* fake = reset();
+    fake_cuda::State* fake = reset_fake_driver();
+    if (fake == nullptr) std::exit(3);
     fake->fail_call = "cuInit";
     fake->fail_result = CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
     smla_options o;

@@ -18,17 +18,21 @@
 
 namespace smla::fake_driver_test {
 
+// The fake's state, reset; null if libcuda.so.1 is not the fake. It is the same library the
+// runtime's dlopen gets, so the state is the one the runtime talks to.
+inline fake_cuda::State* reset_fake_driver() {
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  const auto reset = reinterpret_cast<fake_cuda::ResetFn>(
+      library != nullptr ? dlsym(library, fake_cuda::kResetSymbol) : nullptr);
+  return reset != nullptr ? reset() : nullptr;
+}
+
 class FakeDriverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // The same handle the runtime's dlopen gets: the fake's state is the one it talks to.
-    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(library, nullptr) << dlerror();
-    const auto reset =
-        reinterpret_cast<fake_cuda::ResetFn>(dlsym(library, fake_cuda::kResetSymbol));
-    ASSERT_NE(reset, nullptr) << "libcuda.so.1 is not the fake driver: run with "
+    fake_ = reset_fake_driver();
+    ASSERT_NE(fake_, nullptr) << "libcuda.so.1 is not the fake driver: run with "
                                  "LD_LIBRARY_PATH=" SMLA_FAKE_CUDA_DIR;
-    fake_ = reset();
     Status status;
     driver_ = CudaDriver::get(&status);
     ASSERT_NE(driver_, nullptr) << status.message();

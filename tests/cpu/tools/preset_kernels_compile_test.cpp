@@ -24,19 +24,18 @@
 namespace smla::tools {
 namespace {
 
-constexpr const char* kArchs[] = {"sm_90a", "sm_100a", "sm_103a"};
+const std::vector<const char*> kArchs = {"sm_90a", "sm_100a", "sm_103a"};
 constexpr int kMaxContext = 131072;  // the presets' default: HCA width 1024
 constexpr int kCompileThreads = 2;
 
 // The other layouts and q dtypes compile for sm_90a and sm_100a only, to keep the CPU suite
 // within its time: the one spill seen on sm_103a appeared on sm_100a too (the kernels b6f7bb1
 // fixed), and the presets' kernels still compile for all three.
-constexpr const char* kVariantArchs[] = {"sm_90a", "sm_100a"};
+const std::vector<const char*> kVariantArchs = {"sm_90a", "sm_100a"};
 
 // The kernels smla_prepare loads for `problem` on `archs`, keyed by text so shared kernels
 // compile once.
-template <size_t kArchCount>
-void add_kernels(const smla_problem& problem, const char* const (&archs)[kArchCount],
+void add_kernels(const smla_problem& problem, const std::vector<const char*>& archs,
                  std::map<std::string, KernelKey>* keys) {
   for (const char* arch : archs) {
     for (const KernelKey& key : default_problem_kernels(arch, problem))
