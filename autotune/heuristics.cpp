@@ -1,5 +1,7 @@
 #include "autotune/heuristics.h"
 
+#include <algorithm>
+
 #include "codegen/kernel_key.h"
 
 namespace smla {
@@ -22,10 +24,55 @@ int row_tiles(const smla_problem& problem, int tile_entries) {
 
 // The default segment of CSA-sized rows.
 constexpr int kSegmentEntries = 128;
+// The wgmma kernel's default segment (64-entry tiles), see default_tile_config.
+constexpr int kWgmmaSegmentTiles = 3;
+
+// The wgmma kernel's tile: 64 heads per CTA, two warpgroups over 64-entry tiles, two stages.
+TileConfig wgmma_tile(int segment_tiles) {
+  TileConfig tile;
+  tile.heads_per_cta = 64;
+  tile.warps = 8;
+  tile.tile_entries = 64;
+  tile.stages = 2;
+  tile.min_blocks_per_sm = 1;
+  tile.mma = MmaPath::kWgmma;
+  tile.segment_tiles = segment_tiles;
+  return tile;
+}
+
+// On sm_90a, multiples of 64 heads on an fp8 layout can run the wgmma kernel.
+bool takes_wgmma(const std::string& arch, const smla_problem& problem) {
+  return arch == "sm_90a" && problem.num_heads % 64 == 0 && problem.kv_layout != SMLA_KV_BF16;
+}
+
+// The wgmma kernel over whole rows (batch-variant mode's fast path).
+TileConfig wgmma_whole_row_tile(const smla_problem& problem) {
+  return wgmma_tile(row_tiles(problem, 64));
+}
+
+// The default's segments: `small` tiles for CSA-sized rows, so that a 1-row call spreads over
+// several CTAs; wider rows (HCA at long context) about 8 segments, so that split partials stay
+// a small share of the bytes.
+int default_segment_tiles(int tiles, int small) {
+  return tiles <= 12 * small ? small : (tiles + 7) / 8;
+}
 
 }  // namespace
 
-TileConfig default_tile_config(const smla_problem& problem) {
+TileConfig default_tile_config(const std::string& arch, const smla_problem& problem) {
+  // NOTE (measured on an H100, docs/PERFORMANCE.md, "The wgmma kernel in the default mode"):
+  // at 128 heads on sm_90a the wgmma kernel in 3-tile segments, its whole-row calls folding them
+  // in local memory, against the heads-on-M kernel: 128 + 1024 entries, rows 8 / 64 / 256
+  // 32.78 / 88.83 / 331.82 us against 42.87 / 134.06 / 511.75, and 1 row 23.19 against ~12.
+  // Each fold moves the CTA's 128 KB total through L2 twice (whole rows without folds: 237.92
+  // at 256 rows), so longer segments are faster from 64 rows and slower below (6 tiles: 295.30
+  // at 256 rows, 31.00 at one row). At 64 heads, one CTA a row, the heads-on-M kernel stays:
+  // its 64-row call was faster (43.49 against 51.32) and so were fewer rows.
+  if (takes_wgmma(arch, problem) && problem.num_heads >= 128) {
+    // A row of one segment names it by its length, as batch-variant mode's whole rows do.
+    const int tiles = row_tiles(problem, 64);
+    return wgmma_tile(std::min(tiles, default_segment_tiles(tiles, kWgmmaSegmentTiles)));
+  }
   TileConfig config;
   // NOTE (measured on the H200, docs/PERFORMANCE.md): up to 16 heads, CTAs of 8 warps over
   // 32-entry tiles (2 entry blocks x 4 parts of the dims) with two stages, two CTAs per SM:
@@ -49,11 +96,9 @@ TileConfig default_tile_config(const smla_problem& problem) {
     config.min_blocks_per_sm = 1;
     config.mma = MmaPath::kMmaSyncHeadsM;
   }
-  // Segments of 128 entries for CSA-sized rows keep a 1-row call spread over ~10 CTAs; wider
-  // rows (HCA at long context) use ~8 segments so split partials stay a small share of the bytes.
-  const int small_segment = kSegmentEntries / config.tile_entries;
+  // Segments of 128 entries for CSA-sized rows keep a 1-row call spread over ~10 CTAs.
   const int tiles = (total_width(problem) + config.tile_entries - 1) / config.tile_entries;
-  config.segment_tiles = tiles <= 12 * small_segment ? small_segment : (tiles + 7) / 8;
+  config.segment_tiles = default_segment_tiles(tiles, kSegmentEntries / config.tile_entries);
   // The bf16 layout's entries are twice the fp8 ones: one CTA per SM where two do not fit.
   if (!KernelKey::decode("", problem, config).unsupported_tile().empty()) {
     config.min_blocks_per_sm = 1;
@@ -88,7 +133,7 @@ static_assert(combine_shape(kFewRowSegments).batch == kFewRowSegments,
 std::optional<NarrowSplit> few_row_split(const smla_problem& problem) {
   smla_problem narrow = problem;
   narrow.num_heads = 8;  // the entries-on-M kernel's tile at every head count
-  NarrowSplit split{default_tile_config(narrow), 0};
+  NarrowSplit split{default_tile_config("", narrow), 0};
   split.tile.segment_tiles = ceil_div(row_tiles(problem, split.tile.tile_entries), kFewRowSegments);
   const KernelKey key = KernelKey::decode("", problem, split.tile);
   const int segments = key.geometry().segments;
@@ -98,9 +143,9 @@ std::optional<NarrowSplit> few_row_split(const smla_problem& problem) {
   return split;
 }
 
-std::vector<NarrowSplit> wave_splits(const smla_problem& problem) {
+std::vector<NarrowSplit> wave_splits(const std::string& arch, const smla_problem& problem) {
   std::vector<NarrowSplit> splits;
-  const TileConfig tile = default_tile_config(problem);
+  const TileConfig tile = default_tile_config(arch, problem);
   if (tile.segment_tiles * tile.tile_entries != kSegmentEntries) return splits;
   const int wave = wave_ctas(tile);
   const int head_groups = ceil_div(problem.num_heads, tile.heads_per_cta);
@@ -122,33 +167,18 @@ std::vector<NarrowSplit> wave_splits(const smla_problem& problem) {
   return splits;
 }
 
-namespace {
-
-// On sm_90a, 64-head multiples on an fp8 layout: the wgmma kernel over whole rows.
-std::optional<TileConfig> wgmma_whole_row_tile(const std::string& arch,
-                                               const smla_problem& problem) {
-  // NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode"): 1.75-1.9x the
-  // default tiles from 64 rows at 128 heads and from 96 rows at 64 heads, about even at 32 and
-  // 64 rows (kBatchVariantCtas), slower below, where the default splits rows.
-  if (arch != "sm_90a" || problem.num_heads % 64 != 0) return std::nullopt;
-  TileConfig tile;
-  tile.heads_per_cta = 64;
-  tile.warps = 8;
-  tile.tile_entries = 64;
-  tile.stages = 2;
-  tile.min_blocks_per_sm = 1;
-  tile.mma = MmaPath::kWgmma;
-  tile.segment_tiles = row_tiles(problem, tile.tile_entries);  // whole rows: one segment
-  if (!KernelKey::decode(arch, problem, tile).unsupported_tile().empty()) return std::nullopt;
-  return tile;
-}
-
-}  // namespace
-
 std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem) {
-  if (const std::optional<TileConfig> wgmma = wgmma_whole_row_tile(arch, problem)) return wgmma;
-  TileConfig tile = default_tile_config(problem);
+  // NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode"): the wgmma kernel
+  // over whole rows was 1.75-1.9x the mma.sync default tiles from 64 rows at 128 heads and from
+  // 96 rows at 64 heads, about even at 32 and 64 rows (kBatchVariantCtas), slower below, where
+  // the default splits rows.
+  TileConfig tile = default_tile_config(arch, problem);
   const DecodeGeometry geometry = KernelKey::decode(arch, problem, tile).geometry();
+  if (takes_wgmma(arch, problem)) {
+    // A wgmma default of one segment a row is that kernel already.
+    if (tile.mma == MmaPath::kWgmma && geometry.segments < 2) return std::nullopt;
+    return wgmma_whole_row_tile(problem);
+  }
   if (geometry.segments < 2 || tile.segment_tiles * tile.tile_entries != kSegmentEntries) {
     return std::nullopt;
   }
@@ -158,7 +188,7 @@ std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla
 
 std::vector<KernelKey> default_problem_kernels(const std::string& arch,
                                                const smla_problem& problem) {
-  const TileConfig tile = default_tile_config(problem);
+  const TileConfig tile = default_tile_config(arch, problem);
   std::vector<KernelKey> keys = {KernelKey::decode(arch, problem, tile)};
   for (const NarrowSplit& narrow : narrow_splits(problem, tile)) {
     keys.push_back(KernelKey::decode(arch, problem, narrow.tile));
@@ -166,7 +196,7 @@ std::vector<KernelKey> default_problem_kernels(const std::string& arch,
   if (const std::optional<NarrowSplit> few = few_row_split(problem)) {
     keys.push_back(KernelKey::decode(arch, problem, few->tile));
   }
-  for (const NarrowSplit& wave : wave_splits(problem)) {
+  for (const NarrowSplit& wave : wave_splits(arch, problem)) {
     keys.push_back(KernelKey::decode(arch, problem, wave.tile));
   }
   if (const std::optional<TileConfig> fast = batch_variant_tile(arch, problem)) {

@@ -15,7 +15,9 @@
 
 namespace smla {
 
-TileConfig default_tile_config(const smla_problem& problem);
+// On sm_90a 128 heads on an fp8 layout take the wgmma kernel (in segments), so the default
+// depends on `arch`; "" gives the mma.sync default every arch runs.
+TileConfig default_tile_config(const std::string& arch, const smla_problem& problem);
 
 // The kernels of a problem's few-row split calls, narrowest first: `tile` with fewer heads per
 // CTA (8, 16; the heads-on-M kernel takes 16 only), so a row's segments spread over more CTAs.
@@ -64,16 +66,17 @@ constexpr int kFewRowSegments = 40;
 // 128 + 1024, rows 8-96 (32 rows 30.35 against 46.24). HCA rows at 1M context (default
 // segments of 33 tiles) were slower with them at 34 and 89-96 rows (2 segments of 130 tiles
 // at 96 rows: 248.6 against 206.0), so wider rows keep the default split.
-std::vector<NarrowSplit> wave_splits(const smla_problem& problem);
+std::vector<NarrowSplit> wave_splits(const std::string& arch, const smla_problem& problem);
 
 // The batch-variant fast path (smla_options.batch_variant = 1): the tile that calls of many
 // rows may run instead of the default on `arch`, whole rows:
 // - on sm_90a, for problems of a multiple of 64 heads on an fp8 layout, the wgmma kernel (64
-//   heads per CTA). A call runs it when its grid (rows x 64-head groups) has at least
+//   heads per CTA). Where the default is that kernel in segments (128 heads), a call runs it
+//   where the default would not split; else when its grid (rows x 64-head groups) has at least
 //   kBatchVariantCtas CTAs: about where its one-wave time (flat up to 132 CTAs on an H200) meets
-//   the default tiles' (measured: 128 heads from 32 rows, 64 heads from 64 rows;
-//   docs/PERFORMANCE.md, "Batch-variant mode"), or earlier, right past the wave splits, where
-//   those end first (64 heads of CSA rows from 34 rows, 128 heads from 17);
+//   the default tiles' (measured: 64 heads from 64 rows; docs/PERFORMANCE.md, "Batch-variant
+//   mode"), or earlier, right past the wave splits, where those end first (64 heads of CSA rows
+//   from 34 rows);
 // - else, for rows the default cuts into 128-entry segments, the default tile with one segment
 //   a row: no folds. A call runs it where no split runs (past the wave splits).
 //   NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: whole rows in one

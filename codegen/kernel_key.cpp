@@ -117,9 +117,6 @@ std::string KernelKey::unsupported_tile() const {
     if (t.heads_per_cta != 64 || t.warps != 8 || t.tile_entries != 64 || t.stages != 2) {
       return "wgmma runs 64 heads per CTA, 8 warps over 64-entry tiles, two stages";
     }
-    if (geometry().segments != 1) {
-      return "wgmma runs whole rows: segment tiles must cover a row's tiles";
-    }
   } else if (t.mma == MmaPath::kMmaSyncHeadsM) {
     if (t.heads_per_cta != 16 && t.heads_per_cta != 32) {
       return "heads per CTA must be 16 or 32 (mma_sync_hm)";

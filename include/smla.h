@@ -190,7 +190,10 @@ SMLA_API smla_status smla_context_destroy(smla_context* ctx);
  * workspace (device bytes) the caller must pass to decode/prefill. After it returns SMLA_OK,
  * decode/prefill with num_rows <= max_rows never compile, allocate or synchronize. On a device,
  * the cache's tuning rows for this GPU (`smla tune`) are loaded here; they never change the
- * workspace size, a pure function of (problem, max_rows). */
+ * workspace size, a pure function of (problem, max_rows). Besides the workspace, the kernel of
+ * 128-head fp8 problems on sm_90a keeps 512 bytes of local memory a thread (a stack frame, within
+ * CUDA's default per-thread stack, CU_LIMIT_STACK_SIZE; the driver grows the stack at the first
+ * launch if a process set that limit lower). */
 SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max_rows,
                                   size_t* workspace_bytes);
 

@@ -34,9 +34,9 @@ class DecodeScheduler {
   // call runs the first whose row range it falls in (as far as its partials fit the limits
   // below), else `decode_key`'s kernel.
   // `fast`: the batch-variant fast path's tile (batch_variant_tile), if any. Calls of whole rows
-  // run it: for the wgmma kernel those whose grid fills kBatchVariantCtas CTAs of it, for a
-  // one-segment tile of the default kernel those that neither the default nor a narrow split
-  // splits.
+  // run it: for the wgmma kernel those whose grid fills kBatchVariantCtas CTAs of it (or, where
+  // the default is the wgmma kernel in segments, those it does not split), for a one-segment
+  // tile of the default kernel those that neither the default nor a narrow split splits.
   explicit DecodeScheduler(const KernelKey& decode_key, const std::vector<NarrowSplit>& narrow = {},
                            const std::optional<TileConfig>& fast = std::nullopt);
 

@@ -47,6 +47,12 @@ struct TileWalk {
   int second_begin;  // ...and source 1's begin here
   int count;
   SMLA_DEVICE int next(int tile) const { return tile + 1 == first_end ? second_begin : tile + 1; }
+  // The walk's i-th tile (i < count). NOTE: without source 0's tiles, first is second_begin
+  // and first_end lies before it.
+  SMLA_DEVICE int at(int i) const {
+    const int first_count = first_end > first ? first_end - first : 0;
+    return i < first_count ? first + i : second_begin + (i - first_count);
+  }
 };
 
 SMLA_DEVICE int clamp_length(const int* lengths, int row, int width) {

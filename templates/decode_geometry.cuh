@@ -155,8 +155,8 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry heads_m_geometry(const DecodeShape& s)
 // first: the query (bf16; e4m3 with e4m3_operand_stages), the tile's keys dequantized to
 // bf16 (one buffer: the values of P V too; f16 values only with e4m3_operand_stages), P; then the
 // raw ring of the gather (itself an operand with e4m3_operand_stages: 64-entry blocks of
-// 128-byte rows), and per head the (max, sum) and the tile's rescale factor. Whole rows only:
-// one segment. The room to align the base comes last.
+// 128-byte rows), and per head the tile's rescale factor, the (max, sum) and a fold's two
+// factors. The room to align the base comes last.
 SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   DecodeGeometry g{};
   geometry_counts(s, g);
@@ -174,7 +174,7 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry wgmma_geometry(const DecodeShape& s) {
   g.scale_offset = offset;
   offset += s.layout == kLayoutPacked ? s.stages * s.tile_entries * 8 : 0;
   g.reduce_offset = offset;
-  offset += s.heads_per_cta * 3 * 4;
+  offset += s.heads_per_cta * 5 * 4;
   g.valid_offset = offset;
   offset += s.stages * s.tile_entries;
   offset += 1024;  // room to align the base

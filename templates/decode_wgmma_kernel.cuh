@@ -1,7 +1,9 @@
 // The wgmma decode kernel (tile path wgmma, sm_90a only): the problem and outputs of
-// decode_kernel.cuh with 64 heads per CTA the M of Hopper's warpgroup MMAs. Whole rows only (one
-// segment), so calls never split and a row's bits never depend on its batch.
-// Design and measurements: docs/decode-kernel.md.
+// decode_kernel.cuh with 64 heads per CTA the M of Hopper's warpgroup MMAs. With one segment a
+// row (batch-variant mode's fast path) calls never split; with several (the default mode's tile)
+// a call splits rows into segments as the other kernels do, or walks whole rows and folds each
+// segment into a total kept in local memory (fold_segment), so a row's bits never depend on its
+// batch. Design and measurements: docs/decode-kernel.md.
 //
 // Per 64-entry tile, the gather ring of decode_common.cuh one tile ahead:
 // 1. Every thread dequantizes a share of its entry from the raw stage into one bf16 tile in the
@@ -30,7 +32,6 @@ static_assert(kHeadsPerCta == 64 && kWarps == 8 && kTileEntries == 64,
               "64 heads per CTA, two warpgroups, 64-entry tiles");
 static_assert(kStages == 2, "two stages");
 static_assert(!kBf16Kv, "the fp8 layouts");
-static_assert(kGeo.segments == 1, "whole rows");
 static_assert(kGeo.prob_offset - kGeo.query_offset >= kHeadsPerCta * kHeadDim * 2,
               "O in bf16 is staged where the query and the 16-bit tile are");
 
@@ -270,6 +271,103 @@ SMLA_DEVICE void store_probabilities(unsigned char* probs_smem, const Lanes& t,
     }
 }
 
+// ---- segments -----------------------------------------------------------------------------------
+
+constexpr bool kFolds = kGeo.segments > 1;
+constexpr int kTotalQuads = kPvBlocks * 8;  // a thread's accumulators, four at a time
+
+// Whole-row mode's folded total of O between segments: the thread's 128 accumulators in local
+// memory, which the driver gives every resident thread on its own.
+// NOTE: the CTA has neither the registers (O is 128 a thread) nor the shared memory (128 KB)
+// to hold the total beside the segment's accumulators. Local memory needs no workspace and no
+// ownership scheme: only the thread that stores a value loads it back, so program order is
+// all the ordering there is. fold_segment reaches it through a pointer the compiler cannot
+// follow, so that it stays in memory rather than in spilled registers.
+struct LocalTotal {
+  float4 quads[kTotalQuads];
+};
+
+// Folds the segment that ends here into the total of whole-row mode (the combine kernel's
+// fold, segment_fold.cuh, on the same values in the same order) and starts a fresh segment.
+// After the row's last segment the folded total is left in `o`. Warpgroup 0 folds the heads'
+// (max, sum) in `stats` [head][2] and hands each head's factors to warpgroup 1 through `steps`
+// [head][2]. `stored`: whether an earlier segment was folded into `total`.
+// NOTE: the total's (max, sum) stays in shared memory: the kernel has no register to spare.
+template <bool kLast>
+SMLA_DEVICE void fold_segment(const Lanes& t, float* stats, float* steps, float (&running_max)[2],
+                              float (&sum)[2], float (&o)[kPvBlocks][32], LocalTotal& total,
+                              bool stored) {
+  if (t.group == 0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float segment_sum = quad_sum(sum[h]);
+      if (t.c == 0) {
+        float* total_ml = stats + 2 * t.head(h);
+        const FoldStep step = fold_state(total_ml[0], total_ml[1], running_max[h], segment_sum);
+        steps[2 * t.head(h)] = step.total_factor;
+        steps[2 * t.head(h) + 1] = step.segment_factor;
+      }
+      running_max[h] = neg_inf();
+      sum[h] = 0.0f;
+    }
+  }
+  // NOTE: the reads of the previous fold's steps came before this tile's first barrier.
+  __syncthreads();
+  FoldStep step[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) step[h] = {steps[2 * t.head(h)], steps[2 * t.head(h) + 1]};
+  float4* stored_quads = total.quads;
+  asm("" : "+l"(stored_quads));
+#pragma unroll
+  for (int k = 0; k < kTotalQuads; ++k) {
+    // Quad k is accumulators 4j .. 4j + 3 of block nb; 4j + e is of head t.head(e >> 1)
+    // (rescale_values).
+    const int nb = k / 8, j = k % 8;
+    float* acc = &o[nb][4 * j];
+    float4 q = stored ? stored_quads[k] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    q.x = fold_value(q.x, acc[0], step[0]);
+    q.y = fold_value(q.y, acc[1], step[0]);
+    q.z = fold_value(q.z, acc[2], step[1]);
+    q.w = fold_value(q.w, acc[3], step[1]);
+    acc[0] = kLast ? q.x : 0.0f;
+    acc[1] = kLast ? q.y : 0.0f;
+    acc[2] = kLast ? q.z : 0.0f;
+    acc[3] = kLast ? q.w : 0.0f;
+    if (!kLast) stored_quads[k] = q;
+  }
+}
+
+// Split mode's partial of the CTA's one segment for the combine kernel: each head's (max, sum),
+// and O unless the segment had no nonempty tile (its max is -inf; the combine kernel never
+// reads those values).
+SMLA_DEVICE void store_partial(const DecodeParams& p, const WorkItem& w, const Lanes& t,
+                               const float (&running_max)[2], const float (&sum)[2],
+                               const float (&o)[kPvBlocks][32], bool any_tile) {
+  if (t.group == 0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float total = quad_sum(sum[h]);
+      if (t.c == 0) {
+        float* ml = p.partial_ml + (w.item * kHeadsPerCta + t.head(h)) * 2;
+        ml[0] = running_max[h];
+        ml[1] = total;
+      }
+    }
+  }
+  if (!any_tile) return;
+  float* out = p.partial_out + w.item * kHeadsPerCta * kHeadDim;
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int nb = 0; nb < kPvBlocks; ++nb)
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int dim = t.group * kPvBlocks * 64 + 64 * nb + 8 * j + 2 * t.c;
+        *(float2*)(out + t.head(h) * kHeadDim + dim) =
+            make_float2(o[nb][4 * j + 2 * h], o[nb][4 * j + 2 * h + 1]);
+      }
+}
+
 SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkItem& w) {
   // The map starts at the first 1024-byte boundary (wgmma_geometry).
   unsigned char* base = smem + ((1024u - (smem_u32(smem) & 1023u)) & 1023u);
@@ -278,6 +376,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   unsigned char* probs_smem = base + kGeo.prob_offset;
   float* rescales = (float*)(base + kGeo.reduce_offset);  // [head]
   float* stats = rescales + kHeadsPerCta;                 // [head][max, sum]
+  float* steps = stats + 2 * kHeadsPerCta;                // [head][fold factors]
   Lanes t;
   // NOTE: a value the compiler knows to be warp-uniform (a broadcast): wgmma in branches on it
   // stays asynchronous, where a branch on threadIdx makes ptxas serialize the products.
@@ -305,6 +404,15 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
 #pragma unroll
     for (int i = 0; i < 32; ++i) o[nb][i] = 0.0f;
   float running_max[2] = {neg_inf(), neg_inf()}, sum[2] = {0.0f, 0.0f};  // warpgroup 0's
+  // Whole-row mode's folded total (kFolds): its (max, sum) per head in `stats`, O per thread.
+  LocalTotal total;
+  if (kFolds && t.group == 0 && t.c == 0) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      stats[2 * t.head(h)] = neg_inf();
+      stats[2 * t.head(h) + 1] = 0.0f;
+    }
+  }
   const u32 values = smem_u32(tile16) + t.group * kPvBlocks * kBlockBytes;
   const u64 values_b = sw128_descriptor(values, kBlockBytes, 1024);
   const u64 probs_a = sw128_descriptor(smem_u32(probs_smem), 16, 1024);
@@ -376,21 +484,35 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
 #pragma unroll
     for (int nb = 0; nb < kPvBlocks; ++nb) pin(o[nb]);
     stage = stage + 1 == kStages ? 0 : stage + 1;
+    // A segment that ends before the row's last tile (the last one is folded below).
+    if (kFolds && !p.split && i + 1 < walk.count &&
+        walk.at(i + 1) / kSegmentTiles != walk.at(i) / kSegmentTiles) {
+      const bool stored = walk.at(i) / kSegmentTiles != walk.first / kSegmentTiles;
+      fold_segment<false>(t, stats, steps, running_max, sum, o, total, stored);
+    }
+  }
+  if (kFolds && !p.split && walk.count > 0) {
+    const bool stored = walk.at(walk.count - 1) / kSegmentTiles != walk.first / kSegmentTiles;
+    fold_segment<true>(t, stats, steps, running_max, sum, o, total, stored);
   }
 
-  if (t.group == 0) {
+  // NOTE: a row without entries walks no tile, so no wait has covered q's copies yet; they must
+  // land before O's stores take their place (and before the CTA leaves).
+  cp_async_wait<0>();
+  if (kFolds && p.split) {
+    store_partial(p, w, t, running_max, sum, o, walk.count > 0);
+    return;
+  }
+  if (!kFolds && t.group == 0) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float total = quad_sum(sum[h]);
+      const float segment_sum = quad_sum(sum[h]);
       if (t.c == 0) {
         stats[2 * t.head(h)] = running_max[h];
-        stats[2 * t.head(h) + 1] = total;
+        stats[2 * t.head(h) + 1] = segment_sum;
       }
     }
   }
-  // NOTE: a row without entries walks no tile, so no wait has covered q's copies yet; they must
-  // land before O's stores take their place.
-  cp_async_wait<0>();
   __syncthreads();
   // O in bf16 takes the query tile's place (the last products are done; an e4m3 query tile is
   // half as large, and O runs on into the 16-bit tile), so that the rows leave in 16-byte

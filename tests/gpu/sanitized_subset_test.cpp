@@ -24,6 +24,10 @@ TEST(Sanitized, RepresentativeSubset) {
       {make_problem(64, SMLA_KV_FP8_PACKED, SMLA_FP8_E4M3, 2, {{256, 128}}), 30},
       // The heads-on-M kernel's whole-row folds (100 rows do not split; 5 segments).
       {make_problem(32, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 100},
+      // 128 heads: on sm_90a the wgmma kernel in 4 segments, split (2 rows) and folded in
+      // local memory (32 rows do not split).
+      {make_problem(128, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 2},
+      {make_problem(128, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}}), 32},
   };
   uint64_t seed = 1000;
   for (const Case& c : cases) {

@@ -11,13 +11,13 @@ namespace {
 
 void check_pure(const test::NamedProblem& named) {
   SCOPED_TRACE(named.name);
-  const TileConfig config = default_tile_config(named.problem);
-  EXPECT_EQ(default_tile_config(named.problem).text(), config.text());
+  const TileConfig config = default_tile_config("", named.problem);
+  EXPECT_EQ(default_tile_config("", named.problem).text(), config.text());
   smla_problem copy = named.problem;
-  EXPECT_EQ(default_tile_config(copy).text(), config.text());
+  EXPECT_EQ(default_tile_config("", copy).text(), config.text());
   for (int q_len = 1; q_len <= SMLA_MAX_Q_LEN; ++q_len) {
     copy.q_len = q_len;
-    EXPECT_EQ(default_tile_config(copy).text(), config.text()) << "q_len " << q_len;
+    EXPECT_EQ(default_tile_config("", copy).text(), config.text()) << "q_len " << q_len;
   }
 }
 

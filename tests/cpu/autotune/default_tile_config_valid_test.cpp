@@ -1,7 +1,8 @@
 // The heuristic tile configuration is one the kernel family can build and the GPU can run, for
 // every problem a deployment can describe: the DSv4 presets' shapes at every head count 1..128,
-// every KV layout and q dtype, and widths up to 65536. A miss in the tuning table falls back to
-// it, so it must never be a configuration that fails to compile or to launch.
+// every KV layout and q dtype, and widths up to 65536, on sm_90a (the wgmma kernel for 128
+// heads) and sm_100a. A miss in the tuning table falls back to it, so it must never be a
+// configuration that fails to compile or to launch.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,20 +34,30 @@ std::string describe(const smla_problem& p) {
 
 // The kernel template's static_asserts and the launch limits, restated as checks. Returns false
 // after the first failure (one message per bad problem, not thousands).
-bool check_valid(const smla_problem& problem) {
-  SCOPED_TRACE(describe(problem));
-  const TileConfig t = default_tile_config(problem);
+bool check_valid(const std::string& arch, const smla_problem& problem) {
+  SCOPED_TRACE(describe(problem) + " " + arch);
+  const TileConfig t = default_tile_config(arch, problem);
   SCOPED_TRACE(t.text());
-  const KernelKey key = KernelKey::decode("sm_90a", problem, t);
+  const KernelKey key = KernelKey::decode(arch, problem, t);
   const DecodeGeometry g = key.geometry();
   const std::string unsupported = key.unsupported_tile();
-  const int expected_heads_per_cta = problem.num_heads <= 8 ? 8 : problem.num_heads <= 16 ? 16 : 32;
+  // On sm_90a, 128 heads on the fp8 layouts run the wgmma kernel.
+  const bool wgmma =
+      arch == "sm_90a" && problem.num_heads == 128 && problem.kv_layout != SMLA_KV_BF16;
+  const int expected_heads_per_cta = wgmma                     ? 64
+                                     : problem.num_heads <= 8  ? 8
+                                     : problem.num_heads <= 16 ? 16
+                                                               : 32;
+  const MmaPath expected_path = wgmma                    ? MmaPath::kWgmma
+                                : problem.num_heads > 16 ? MmaPath::kMmaSyncHeadsM
+                                                         : MmaPath::kMmaSync;
   const ::testing::AssertionResult checks[] = {
       ::testing::AssertionResult(unsupported.empty()) << unsupported,
       ::testing::AssertionResult(t.heads_per_cta == expected_heads_per_cta)
-          << "heads per CTA: 8 up to 8 heads, 16 up to 16, else 32",
-      ::testing::AssertionResult((t.mma == MmaPath::kMmaSyncHeadsM) == (problem.num_heads > 16))
-          << "the heads-on-M kernel above 16 heads, the entries-on-M one up to 16",
+          << "heads per CTA: 8 up to 8 heads, 16 up to 16, else 32 (64 for the wgmma kernel)",
+      ::testing::AssertionResult(t.mma == expected_path)
+          << "the wgmma kernel for 128 heads on sm_90a's fp8 layouts, else the "
+             "heads-on-M kernel above 16 heads, the entries-on-M one up to 16",
       ::testing::AssertionResult(g.segments >= 1 && g.segments <= kMaxSegments &&
                                  g.segments * t.segment_tiles >= g.tiles)
           << g.segments << " segments of " << t.segment_tiles << " for " << g.tiles << " tiles",
@@ -81,8 +92,10 @@ TEST(DefaultTileConfig, IsValidForEveryProblem) {
   constexpr smla_kv_layout kLayouts[] = {SMLA_KV_FP8_UNIFORM, SMLA_KV_FP8_PACKED, SMLA_KV_BF16};
   int checked = 0, failed = 0;
   const auto check = [&](const smla_problem& problem) {
-    ++checked;
-    if (!check_valid(problem)) ++failed;
+    for (const char* arch : {"sm_90a", "sm_100a"}) {
+      ++checked;
+      if (!check_valid(arch, problem)) ++failed;
+    }
   };
   for (smla_kv_layout layout : kLayouts) {
     for (smla_dtype q_dtype : {SMLA_BF16, SMLA_FP8_E4M3}) {

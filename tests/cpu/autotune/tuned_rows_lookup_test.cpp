@@ -16,7 +16,7 @@ namespace {
 const smla_problem kProblem = test::dsv4_compressed_problem(128, 64, 1024);
 
 TEST(UsableTunedTile, WhyEachRowIsRefused) {
-  const TileConfig base = default_tile_config(kProblem);
+  const TileConfig base = default_tile_config("", kProblem);
   std::string why;
   EXPECT_FALSE(usable_tuned_tile("sm_90a", kProblem, true, kHeuristicConfig, &why));
   EXPECT_NE(why.find("heuristic"), std::string::npos) << why;
@@ -43,7 +43,7 @@ TEST(UsableTunedTile, WhyEachRowIsRefused) {
 
   // An 8-head problem has one width: a wider CTA sums in another order.
   const smla_problem eight = test::dsv4_compressed_problem(8, 64, 512);
-  TileConfig wider = default_tile_config(eight);
+  TileConfig wider = default_tile_config("", eight);
   ASSERT_EQ(wider.heads_per_cta, 8);
   wider.heads_per_cta = 16;
   EXPECT_FALSE(usable_tuned_tile("sm_90a", eight, true, wider.text(), &why));
@@ -67,9 +67,10 @@ TEST(FindTunedTiles, OnlyUsableRowsOfThisDeviceAndMode) {
   const Logger log(SMLA_LOG_ERROR);
   const std::unique_ptr<CubinStore> store = CubinStore::open(CubinStore::Options(), log);
   const TuningDevice h200{"NVIDIA H200", 132, 13000};
-  TileConfig narrower = default_tile_config(kProblem);
+  // The rows are of the mma.sync default (sm_100a's); on sm_90a the default is the wgmma kernel.
+  TileConfig narrower = default_tile_config("sm_100a", kProblem);
   narrower.heads_per_cta = 16;
-  TileConfig deeper = default_tile_config(kProblem);
+  TileConfig deeper = default_tile_config("sm_100a", kProblem);
   deeper.stages = 3;
   const std::string wgmma = batch_variant_tile("sm_90a", kProblem)->text();
   put(*store, h200, true, 64, deeper.text());
@@ -83,12 +84,14 @@ TEST(FindTunedTiles, OnlyUsableRowsOfThisDeviceAndMode) {
   put(*store, {"NVIDIA H200", 132, 12080}, true, 256, narrower.text());
 
   const std::vector<TunedTile> invariant =
-      find_tuned_tiles(*store, h200, "sm_90a", kProblem, true, log);
+      find_tuned_tiles(*store, h200, "sm_100a", kProblem, true, log);
   ASSERT_EQ(invariant.size(), 2u);
   EXPECT_EQ(invariant[0].bucket, 1);
   EXPECT_EQ(invariant[0].tile, narrower);
   EXPECT_EQ(invariant[1].bucket, 64);
   EXPECT_EQ(invariant[1].tile, deeper);
+  // On sm_90a every row would change the wgmma default's bits (another path, other segments).
+  EXPECT_TRUE(find_tuned_tiles(*store, h200, "sm_90a", kProblem, true, log).empty());
 
   const std::vector<TunedTile> variant =
       find_tuned_tiles(*store, h200, "sm_90a", kProblem, false, log);

@@ -1,7 +1,7 @@
 // `smla tune`'s candidates for every DSv4 problem on every arch and in both modes: each one the
 // problem can run, none twice, the heuristic default first; in batch-invariant mode only tiles
 // that keep a row's bits, in batch-variant mode those and more (other segments, the other
-// mma.sync path, the wgmma kernel on sm_90a only).
+// mma.sync path, the wgmma kernel on sm_90a only, where it is the default at 128 heads).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,15 +23,23 @@ TEST(TuningCandidates, RunnableDistinctDefaultFirst) {
   for (const test::NamedProblem& named : test::dsv4_problems()) {
     SCOPED_TRACE(named.name);
     const smla_problem& p = named.problem;
-    const TileConfig base = default_tile_config(p);
     for (const char* arch : {"sm_90a", "sm_100a", "sm_103a"}) {
       SCOPED_TRACE(arch);
+      const TileConfig base = default_tile_config(arch, p);
+      const bool wgmma = std::string(arch) == "sm_90a" && p.num_heads % 64 == 0;
+      const bool wgmma_default = wgmma && p.num_heads == 128;
+      EXPECT_EQ(base.mma == MmaPath::kWgmma, wgmma_default);
       const std::vector<TileConfig> invariant = tuning_candidates(arch, p, true);
       const std::vector<TileConfig> variant = tuning_candidates(arch, p, false);
       ASSERT_FALSE(invariant.empty());
       EXPECT_EQ(invariant.front(), base);
       EXPECT_EQ(variant.front(), base);
-      EXPECT_GT(invariant.size(), 3u);  // widths, stages, occupancy
+      // Widths, stages, occupancy; the wgmma kernel has one shape.
+      if (wgmma_default) {
+        EXPECT_EQ(invariant.size(), 1u);
+      } else {
+        EXPECT_GT(invariant.size(), 3u);
+      }
       EXPECT_GT(variant.size(), invariant.size());
       std::set<std::string> seen;
       for (const TileConfig& t : variant) {
@@ -47,9 +55,8 @@ TEST(TuningCandidates, RunnableDistinctDefaultFirst) {
                               [&](const TileConfig& t) { return !same_row_bits(t, base); }));
       EXPECT_TRUE(has_path(variant, MmaPath::kMmaSync));
       EXPECT_TRUE(has_path(variant, MmaPath::kMmaSyncHeadsM));
-      const bool wgmma = std::string(arch) == "sm_90a" && p.num_heads % 64 == 0;
       EXPECT_EQ(has_path(variant, MmaPath::kWgmma), wgmma);
-      EXPECT_FALSE(has_path(invariant, MmaPath::kWgmma));
+      EXPECT_EQ(has_path(invariant, MmaPath::kWgmma), wgmma_default);
     }
   }
 }

@@ -1,7 +1,7 @@
 // The wgmma path is a key for sm_90a only: its tile is refused, with the reason, on the other
-// architectures, for the bf16 layout, for another CTA shape, for more than two stages and for
-// rows cut into segments; for sm_90a the key's kernel compiles for both fp8 layouts and q dtypes
-// at 64 and 128 heads, with e4m3 scores for fp8 q on the uniform layout only without the lse.
+// architectures, for the bf16 layout, for another CTA shape and for more than two stages; for
+// sm_90a the key's kernel compiles for both fp8 layouts and q dtypes at 64 and 128 heads, whole
+// rows and in segments, with e4m3 scores for fp8 q on the uniform layout only without the lse.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -42,8 +42,8 @@ TEST(WgmmaKey, RefusedOutsideItsShape) {
   e4m3.q_dtype = SMLA_FP8_E4M3;
   expect_refused(KernelKey::decode("sm_90a", e4m3, deeper), "two stages");
   TileConfig segmented = wgmma_tile();
-  segmented.segment_tiles = 2;  // 18 tiles in 9 segments
-  expect_refused(KernelKey::decode("sm_90a", csa, segmented), "whole rows");
+  segmented.segment_tiles = 2;  // 18 tiles in 9 segments: the default mode's kind of tile
+  EXPECT_EQ(KernelKey::decode("sm_90a", csa, segmented).unsupported_tile(), "");
 }
 
 void compile_for_sm90a(const KernelKey& key) {
@@ -87,6 +87,11 @@ TEST(WgmmaKey, CompilesForSm90a) {
           p.q_dtype = q;
           p.want_lse = lse;
           compile_for_sm90a(KernelKey::decode("sm_90a", p, wgmma_tile()));
+          if (heads == 128 && lse == 0) {  // segments: the default mode's kind of tile
+            TileConfig segmented = wgmma_tile();
+            segmented.segment_tiles = 3;
+            compile_for_sm90a(KernelKey::decode("sm_90a", p, segmented));
+          }
         }
       }
     }

@@ -54,7 +54,7 @@ inline smla_problem split_problem() { return test::dsv4_compressed_problem(16, 6
 
 // The decode kernel a context with no SMLA_TILE builds for `problem`.
 inline KernelKey default_decode_key(const smla_problem& problem) {
-  return KernelKey::decode("sm_90a", problem, default_tile_config(problem));
+  return KernelKey::decode("sm_90a", problem, default_tile_config("", problem));
 }
 
 // The key texts of every kernel in the cache file at `path`.

@@ -31,7 +31,7 @@ TEST_F(ContextForcedTile, ValidTextIsTheCompiledTile) {
   // Not the heuristic's tile for this problem: other stages, segments and occupancy hint.
   const std::string tile_text = "hg16.w8.te32.st3.seg5.mb1.mma_sync";
   const smla_problem problem = split_problem();
-  ASSERT_NE(default_tile_config(problem).text(), tile_text);
+  ASSERT_NE(default_tile_config("", problem).text(), tile_text);
   TempDir dir;
   const std::string cache = dir.file("cache.sqlite");
   {

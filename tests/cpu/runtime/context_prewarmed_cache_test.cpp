@@ -67,7 +67,7 @@ TEST_F(ContextPrewarmedCache, MissingNarrowKernelsAreNotReady) {
   const smla_problem problem = split_problem();
   {
     // The default tile forced: only its decode and combine kernels go to the file.
-    ScopedEnv forced("SMLA_TILE", default_tile_config(problem).text().c_str());
+    ScopedEnv forced("SMLA_TILE", default_tile_config("", problem).text().c_str());
     ASSERT_EQ(prepare_in_new_context(compile_only_options(cache.c_str(), SMLA_JIT_ALLOW), problem),
               SMLA_OK)
         << smla_last_error();
@@ -114,15 +114,15 @@ void expect_batch_variant_kernels_missing(const smla_problem& problem, size_t in
   EXPECT_EQ(cached_key_texts(cache).size(), invariant_kernels + missing);
 }
 
-TEST_F(ContextPrewarmedCache, MissingWaveAndFastPathKernelsAreNotReadyInBatchVariantModeOnly) {
-  // 128 heads, 128 + 1024 entries: the default tile and its narrow split with their combine
-  // kernels; the wave splits add three with theirs (loaded first, so named), the fast path
-  // (batch_variant_tile) one, and no few-row split fits one wave.
+TEST_F(ContextPrewarmedCache, MissingFastPathKernelIsNotReadyInBatchVariantModeOnly) {
+  // 128 heads, 128 + 1024 entries on sm_90a: the default tile (the wgmma kernel in segments)
+  // with its combine kernel; the fast path (batch_variant_tile: whole rows) adds one, and no
+  // few-row split fits one wave.
   const smla_problem problem = test::dsv4_compressed_problem(128, 64, 1024);
   ASSERT_TRUE(batch_variant_tile("sm_90a", problem).has_value());
   ASSERT_FALSE(few_row_split(problem).has_value());
-  ASSERT_EQ(wave_splits(problem).size(), 3u);
-  expect_batch_variant_kernels_missing(problem, 4, 7, ".seg4.");
+  ASSERT_TRUE(wave_splits("sm_90a", problem).empty());
+  expect_batch_variant_kernels_missing(problem, 2, 1, ".seg18.");
 }
 
 TEST_F(ContextPrewarmedCache, MissingFewRowKernelsAreNotReadyInBatchVariantModeOnly) {
@@ -130,7 +130,7 @@ TEST_F(ContextPrewarmedCache, MissingFewRowKernelsAreNotReadyInBatchVariantModeO
   // the two wave splits theirs, the fast path its one-segment kernel.
   const smla_problem problem = split_problem();
   ASSERT_TRUE(few_row_split(problem).has_value());
-  ASSERT_EQ(wave_splits(problem).size(), 2u);
+  ASSERT_EQ(wave_splits("", problem).size(), 2u);
   expect_batch_variant_kernels_missing(problem, 4, 7, ".seg1.");
 }
 

@@ -15,7 +15,7 @@ namespace {
 
 TEST(DecodeSchedulerFewRow, OneTileSegmentsThenTheNarrowSplit) {
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);  // 36 tiles
-  const TileConfig tile = default_tile_config(problem);
+  const TileConfig tile = default_tile_config("", problem);
   const KernelKey key = KernelKey::decode("sm_90a", problem, tile);
   std::vector<NarrowSplit> narrow = narrow_splits(problem, tile);
   const DecodeScheduler invariant(key, narrow);

@@ -21,7 +21,7 @@ inline std::vector<KernelKey> scheduler_keys() {
   }
   std::vector<KernelKey> keys;
   for (const smla_problem& problem : problems) {
-    const TileConfig heuristic = default_tile_config(problem);
+    const TileConfig heuristic = default_tile_config("", problem);
     TileConfig one_tile_segments = heuristic;
     one_tile_segments.segment_tiles = 1;
     for (const TileConfig& tile : {heuristic, one_tile_segments}) {

@@ -16,7 +16,7 @@ namespace {
 
 void check_plans(const smla_problem& problem) {
   SCOPED_TRACE(problem.num_heads);
-  const TileConfig tile = default_tile_config(problem);
+  const TileConfig tile = default_tile_config("", problem);
   const std::vector<NarrowSplit> narrow = narrow_splits(problem, tile);
   ASSERT_FALSE(narrow.empty());
   const KernelKey key = KernelKey::decode("sm_90a", problem, tile);
@@ -69,7 +69,7 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   const auto splits = [](int heads) {
     const smla_problem problem = test::dsv4_compressed_problem(heads, 64, 1024);
     Splits result;
-    for (const NarrowSplit& split : narrow_splits(problem, default_tile_config(problem))) {
+    for (const NarrowSplit& split : narrow_splits(problem, default_tile_config("", problem))) {
       result.emplace_back(split.tile.heads_per_cta, split.max_rows);
     }
     return result;
@@ -82,21 +82,22 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   // 128 heads: 8 heads per CTA would take 144 CTAs for one row.
   EXPECT_EQ(splits(128), (Splits{{16, 1}}));
   const smla_problem h32_problem = test::dsv4_compressed_problem(32, 64, 1024);
-  const std::vector<NarrowSplit> h32 = narrow_splits(h32_problem, default_tile_config(h32_problem));
+  const std::vector<NarrowSplit> h32 =
+      narrow_splits(h32_problem, default_tile_config("", h32_problem));
   for (const NarrowSplit& split : h32) {
-    TileConfig tile = default_tile_config(h32_problem);
+    TileConfig tile = default_tile_config("", h32_problem);
     tile.heads_per_cta = split.tile.heads_per_cta;
     EXPECT_EQ(split.tile.text(), tile.text());  // only the heads per CTA differ
   }
   EXPECT_TRUE(splits(8).empty());                             // no fewer heads per CTA than 8
   const smla_problem window = test::dsv4_window_problem(16);  // one segment: nothing to split
-  EXPECT_TRUE(narrow_splits(window, default_tile_config(window)).empty());
+  EXPECT_TRUE(narrow_splits(window, default_tile_config("", window)).empty());
   // The narrow kernels are among those a prepare loads (and `smla cache build` prewarms).
   // Seven decode kernels (the default, the narrow split, batch-variant mode's few-row split,
   // its three wave splits and its one-segment fast path), then the combine kernels of the six
   // that split.
   const std::vector<KernelKey> keys = default_problem_kernels("sm_90a", h32_problem);
-  const std::vector<NarrowSplit> waves = wave_splits(h32_problem);
+  const std::vector<NarrowSplit> waves = wave_splits("", h32_problem);
   ASSERT_EQ(waves.size(), 3u);
   ASSERT_EQ(keys.size(), 13u);
   EXPECT_EQ(keys[1].tile.heads_per_cta, 16);

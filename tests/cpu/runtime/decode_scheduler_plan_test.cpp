@@ -84,7 +84,7 @@ TEST(DecodeSchedulerPlan, WaveBoundOfTheHeadsOnMKernel) {
   for (const Case c : {Case{64, 512, 26}, Case{128, 1024, 14}, Case{32, 1024, 56}}) {
     const smla_problem problem = test::dsv4_compressed_problem(c.heads, 64, c.width);
     const DecodeScheduler scheduler(
-        KernelKey::decode("sm_90a", problem, default_tile_config(problem)));
+        KernelKey::decode("sm_90a", problem, default_tile_config("", problem)));
     SCOPED_TRACE(c.heads);
     EXPECT_EQ(scheduler.max_split_rows(), c.rows);
     EXPECT_TRUE(scheduler.splits(c.rows));
@@ -93,7 +93,7 @@ TEST(DecodeSchedulerPlan, WaveBoundOfTheHeadsOnMKernel) {
   // 16 heads (the entries-on-M kernel, two CTAs per SM): kSplitCtaLimit binds, as before.
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
   const DecodeScheduler scheduler(
-      KernelKey::decode("sm_90a", problem, default_tile_config(problem)));
+      KernelKey::decode("sm_90a", problem, default_tile_config("", problem)));
   EXPECT_EQ(scheduler.max_split_rows(), 96);
 }
 

@@ -3,7 +3,7 @@
 // batch-variant mode the few-row split before them, the wave splits after them and a whole-row
 // fast path (the wgmma kernel for sm_90a and 64-head multiples on an fp8 layout, else the
 // default tile with one segment), or the tile SMLA_TILE forces (then alone), and an unparsable
-// SMLA_TILE is an error.
+// SMLA_TILE is an error. On sm_90a the default of 64-head multiples is the wgmma kernel.
 #include <string>
 
 #include "context_fixture.h"
@@ -24,9 +24,34 @@ TEST(DecodeTiles, WithoutSmlaTileTheDefaultAndItsNarrowSplits) {
   const smla_problem problem = split_problem();
   DecodeTiles tiles;
   ASSERT_TRUE(decode_tiles("sm_90a", problem, true, &tiles));
-  EXPECT_EQ(tiles.tile.text(), default_tile_config(problem).text());
+  EXPECT_EQ(tiles.tile.text(), default_tile_config("", problem).text());
   EXPECT_EQ(texts(tiles.narrow), texts(narrow_splits(problem, tiles.tile)));
   EXPECT_FALSE(tiles.fast.has_value());
+}
+
+// On sm_90a 128 heads on the fp8 layouts run the wgmma kernel in both modes: in segments by
+// default (folded in whole-row calls, so without narrow splits, which would need
+// another kernel's bits), whole rows in batch-variant mode's fast path; other archs the
+// heads-on-M kernel.
+TEST(DecodeTiles, TheWgmmaKernelInSegmentsOnSm90a) {
+  ScopedEnv unset("SMLA_TILE", nullptr);
+  DecodeTiles tiles;
+  const smla_problem pro = test::dsv4_compressed_problem(128, 64, 1024);  // 18 tiles of 64
+  ASSERT_TRUE(decode_tiles("sm_90a", pro, true, &tiles));
+  EXPECT_EQ(tiles.tile.text(), "hg64.w8.te64.st2.seg3.mb1.wgmma");
+  EXPECT_TRUE(tiles.narrow.empty());
+  EXPECT_FALSE(tiles.fast.has_value());
+  const smla_problem hca = test::dsv4_compressed_problem(128, 2, 8192);  // 130 tiles: ~8 segments
+  ASSERT_TRUE(decode_tiles("sm_90a", hca, true, &tiles));
+  EXPECT_EQ(tiles.tile.text(), "hg64.w8.te64.st2.seg17.mb1.wgmma");
+  for (const char* arch : {"sm_100a", "sm_103a"}) {
+    ASSERT_TRUE(decode_tiles(arch, pro, true, &tiles));
+    EXPECT_EQ(tiles.tile.mma, MmaPath::kMmaSyncHeadsM) << arch;
+    EXPECT_FALSE(tiles.narrow.empty()) << arch;
+  }
+  // 64 heads (one CTA a row) keep the heads-on-M kernel's narrow splits in the default mode.
+  ASSERT_TRUE(decode_tiles("sm_90a", test::dsv4_compressed_problem(64, 64, 512), true, &tiles));
+  EXPECT_EQ(tiles.tile.mma, MmaPath::kMmaSyncHeadsM);
 }
 
 TEST(DecodeTiles, BatchVariantModeAddsAWholeRowKernel) {
@@ -36,7 +61,7 @@ TEST(DecodeTiles, BatchVariantModeAddsAWholeRowKernel) {
   ASSERT_TRUE(decode_tiles("sm_90a", pro, false, &tiles));
   ASSERT_TRUE(tiles.fast.has_value());
   EXPECT_EQ(tiles.fast->text(), "hg64.w8.te64.st2.seg18.mb1.wgmma");  // 2 + 16 tiles: whole rows
-  EXPECT_EQ(tiles.tile.text(), default_tile_config(pro).text());
+  EXPECT_EQ(tiles.tile.text(), default_tile_config("sm_90a", pro).text());
   EXPECT_EQ(KernelKey::decode("sm_90a", pro, *tiles.fast).unsupported_tile(), "");
   smla_problem uneven = test::dsv4_compressed_problem(64, 2, 300);  // 2 + 5 tiles of 64
   uneven.sources[0].width = 100;
@@ -53,7 +78,7 @@ TEST(DecodeTiles, BatchVariantModeAddsAWholeRowKernel) {
     ASSERT_TRUE(tiles.fast.has_value());
     EXPECT_NE(tiles.fast->mma, MmaPath::kWgmma);
     EXPECT_EQ(KernelKey::decode(arch, problem, *tiles.fast).geometry().segments, 1);
-    TileConfig tile = default_tile_config(problem);
+    TileConfig tile = default_tile_config("", problem);
     tile.segment_tiles = tiles.fast->segment_tiles;
     EXPECT_EQ(tiles.fast->text(), tile.text());
   };
@@ -72,7 +97,7 @@ TEST(DecodeTiles, BatchVariantModePutsTheFewRowSplitFirstAndTheWaveSplitsLast) {
   DecodeTiles invariant, variant;
   ASSERT_TRUE(decode_tiles("sm_100a", problem, true, &invariant));
   ASSERT_TRUE(decode_tiles("sm_100a", problem, false, &variant));
-  const std::vector<NarrowSplit> waves = wave_splits(problem);
+  const std::vector<NarrowSplit> waves = wave_splits("", problem);
   ASSERT_FALSE(waves.empty());
   ASSERT_EQ(variant.narrow.size(), invariant.narrow.size() + 1 + waves.size());
   EXPECT_EQ(texts({variant.narrow[0]}), texts({*few_row_split(problem)}));
