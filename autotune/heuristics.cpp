@@ -62,12 +62,14 @@ int default_segment_tiles(int tiles, int small) {
 TileConfig default_tile_config(const std::string& arch, const smla_problem& problem) {
   // NOTE (measured on an H100, docs/PERFORMANCE.md, "The wgmma kernel in the default mode"):
   // at 128 heads on sm_90a the wgmma kernel in 3-tile segments, its whole-row calls folding them
-  // in local memory, against the heads-on-M kernel: 128 + 1024 entries, rows 8 / 64 / 256
-  // 32.78 / 88.83 / 331.82 us against 42.87 / 134.06 / 511.75, and 1 row 23.19 against ~12.
-  // Each fold moves the CTA's 128 KB total through L2 twice (whole rows without folds: 237.92
-  // at 256 rows), so longer segments are faster from 64 rows and slower below (6 tiles: 295.30
-  // at 256 rows, 31.00 at one row). At 64 heads, one CTA a row, the heads-on-M kernel stays:
-  // its 64-row call was faster (43.49 against 51.32) and so were fewer rows.
+  // in local memory, against the heads-on-M kernel: 128 + 1024 entries, rows 64 / 256
+  // 88.83 / 331.82 us against 134.06 / 511.75 (8 rows: 32.78 against 42.87 on the H200), but
+  // one row 23.19 against ~12 and 22 to ~33 rows, which it no longer splits, slower too (32
+  // rows: 80.86 against 70.27 on the H200). Each fold moves the CTA's 128 KB total through L2
+  // twice (whole rows without folds: 237.92 at 256 rows), so longer segments are faster from
+  // 64 rows and slower below (6 tiles: 295.30 at 256 rows, 31.00 at one row). At 64 heads, one
+  // CTA a row, the heads-on-M kernel stays: its 64-row call was faster (43.71 against 51.32)
+  // and so were fewer rows.
   if (takes_wgmma(arch, problem) && problem.num_heads >= 128) {
     // A row of one segment names it by its length, as batch-variant mode's whole rows do.
     const int tiles = row_tiles(problem, 64);
@@ -143,9 +145,9 @@ std::optional<NarrowSplit> few_row_split(const smla_problem& problem) {
   return split;
 }
 
-std::vector<NarrowSplit> wave_splits(const std::string& arch, const smla_problem& problem) {
+std::vector<NarrowSplit> wave_splits(const smla_problem& problem) {
   std::vector<NarrowSplit> splits;
-  const TileConfig tile = default_tile_config(arch, problem);
+  const TileConfig tile = default_tile_config("", problem);
   if (tile.segment_tiles * tile.tile_entries != kSegmentEntries) return splits;
   const int wave = wave_ctas(tile);
   const int head_groups = ceil_div(problem.num_heads, tile.heads_per_cta);
@@ -172,13 +174,9 @@ std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla
   // over whole rows was 1.75-1.9x the mma.sync default tiles from 64 rows at 128 heads and from
   // 96 rows at 64 heads, about even at 32 and 64 rows (kBatchVariantCtas), slower below, where
   // the default splits rows.
-  TileConfig tile = default_tile_config(arch, problem);
+  if (takes_wgmma(arch, problem)) return wgmma_whole_row_tile(problem);
+  TileConfig tile = default_tile_config("", problem);
   const DecodeGeometry geometry = KernelKey::decode(arch, problem, tile).geometry();
-  if (takes_wgmma(arch, problem)) {
-    // A wgmma default of one segment a row is that kernel already.
-    if (tile.mma == MmaPath::kWgmma && geometry.segments < 2) return std::nullopt;
-    return wgmma_whole_row_tile(problem);
-  }
   if (geometry.segments < 2 || tile.segment_tiles * tile.tile_entries != kSegmentEntries) {
     return std::nullopt;
   }
@@ -188,22 +186,32 @@ std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla
 
 std::vector<KernelKey> default_problem_kernels(const std::string& arch,
                                                const smla_problem& problem) {
-  const TileConfig tile = default_tile_config(arch, problem);
-  std::vector<KernelKey> keys = {KernelKey::decode(arch, problem, tile)};
-  for (const NarrowSplit& narrow : narrow_splits(problem, tile)) {
-    keys.push_back(KernelKey::decode(arch, problem, narrow.tile));
+  std::vector<KernelKey> keys;
+  const auto add = [&](const KernelKey& key) {
+    for (const KernelKey& known : keys) {
+      if (known.text() == key.text()) return;
+    }
+    keys.push_back(key);
+  };
+  // Each mode's default tile and its narrow splits: batch-variant mode's is the mma.sync one.
+  for (const std::string& tile_arch : {arch, std::string()}) {
+    const TileConfig tile = default_tile_config(tile_arch, problem);
+    add(KernelKey::decode(arch, problem, tile));
+    for (const NarrowSplit& narrow : narrow_splits(problem, tile)) {
+      add(KernelKey::decode(arch, problem, narrow.tile));
+    }
   }
   if (const std::optional<NarrowSplit> few = few_row_split(problem)) {
-    keys.push_back(KernelKey::decode(arch, problem, few->tile));
+    add(KernelKey::decode(arch, problem, few->tile));
   }
-  for (const NarrowSplit& wave : wave_splits(arch, problem)) {
-    keys.push_back(KernelKey::decode(arch, problem, wave.tile));
+  for (const NarrowSplit& wave : wave_splits(problem)) {
+    add(KernelKey::decode(arch, problem, wave.tile));
   }
   if (const std::optional<TileConfig> fast = batch_variant_tile(arch, problem)) {
-    keys.push_back(KernelKey::decode(arch, problem, *fast));
+    add(KernelKey::decode(arch, problem, *fast));
   }
   for (size_t i = 0, decode_kernels = keys.size(); i < decode_kernels; ++i) {
-    if (keys[i].geometry().segments > 1) keys.push_back(KernelKey::combine_for(keys[i]));
+    if (keys[i].geometry().segments > 1) add(KernelKey::combine_for(keys[i]));
   }
   return keys;
 }

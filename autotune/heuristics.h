@@ -1,7 +1,7 @@
 // The heuristic tile configuration of a decode problem, used until `smla tune` has measured a
-// better one. It depends on the problem only, never on the batch size, because the tile and
-// segment shape decide the floating-point order of a row's reduction: a row gives the same
-// bits whatever else is in the batch.
+// better one. It depends on the problem and the arch only, never on the batch size, because the
+// tile and segment shape decide the floating-point order of a row's reduction: a row gives the
+// same bits whatever else is in the batch.
 #pragma once
 
 #include <smla.h>
@@ -15,8 +15,9 @@
 
 namespace smla {
 
-// On sm_90a 128 heads on an fp8 layout take the wgmma kernel (in segments), so the default
-// depends on `arch`; "" gives the mma.sync default every arch runs.
+// The default mode's tile on `arch`: on sm_90a 128 heads on an fp8 layout take the wgmma kernel
+// (in segments). "" gives the mma.sync tile every arch can run, which batch-variant mode's
+// schedule (its narrow, few-row and wave splits below its fast path) is built on.
 TileConfig default_tile_config(const std::string& arch, const smla_problem& problem);
 
 // The kernels of a problem's few-row split calls, narrowest first: `tile` with fewer heads per
@@ -66,7 +67,7 @@ constexpr int kFewRowSegments = 40;
 // 128 + 1024, rows 8-96 (32 rows 30.35 against 46.24). HCA rows at 1M context (default
 // segments of 33 tiles) were slower with them at 34 and 89-96 rows (2 segments of 130 tiles
 // at 96 rows: 248.6 against 206.0), so wider rows keep the default split.
-std::vector<NarrowSplit> wave_splits(const std::string& arch, const smla_problem& problem);
+std::vector<NarrowSplit> wave_splits(const smla_problem& problem);
 
 // The batch-variant fast path (smla_options.batch_variant = 1): the tile that calls of many
 // rows may run instead of the default on `arch`, whole rows:
@@ -86,10 +87,10 @@ std::vector<NarrowSplit> wave_splits(const std::string& arch, const smla_problem
 std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla_problem& problem);
 constexpr int kBatchVariantCtas = 64;
 
-// The kernels smla_prepare loads for `problem` on `arch` without a forced tile: the default
-// tile's decode kernel, the narrow splits', batch-variant mode's few-row split, wave splits and
-// fast path (so a prewarmed cache serves both modes), and the combine kernel of each that has
-// segments.
+// The kernels smla_prepare loads for `problem` on `arch` without a forced tile, in either mode
+// (so a prewarmed cache serves both): each mode's default tile and its narrow splits,
+// batch-variant mode's few-row split, wave splits and fast path, and the combine kernel of each
+// that has segments; each once.
 std::vector<KernelKey> default_problem_kernels(const std::string& arch,
                                                const smla_problem& problem);
 

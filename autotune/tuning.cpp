@@ -96,15 +96,13 @@ TileConfig with_segment_entries(TileConfig tile, int entries) {
 
 std::vector<TileConfig> tuning_candidates(const std::string& arch, const smla_problem& problem,
                                           bool batch_invariant) {
-  const TileConfig base = default_tile_config(arch, problem);
+  // Each mode's default first (batch-variant mode's is the mma.sync tile).
+  const TileConfig base = default_tile_config(batch_invariant ? arch : "", problem);
   CandidateList list(arch, problem);
   list.add(base);
   list.add_variations(base);
   if (batch_invariant) return list.take();
-  // Where the default is the wgmma kernel, the mma.sync default of the other archs too.
-  const TileConfig portable = default_tile_config("", problem);
-  list.add(portable);
-  list.add_variations(portable);
+  list.add(default_tile_config(arch, problem));  // the wgmma kernel in segments, on sm_90a
 
   const int tiles = KernelKey::decode(arch, problem, base).geometry().tiles;
   for (const int segments : {1, 2, 4, 8}) {
@@ -112,11 +110,11 @@ std::vector<TileConfig> tuning_candidates(const std::string& arch, const smla_pr
     tile.segment_tiles = ceil_div(tiles, segments);
     list.add(tile);
   }
-  // The other mma.sync path, with the portable default's segment length and with whole rows.
-  TileConfig other = portable;
+  // The other mma.sync path, with the default's segment length and with whole rows.
+  TileConfig other = base;
   other.warps = 8;
   other.stages = 2;
-  if (portable.mma == MmaPath::kMmaSync) {
+  if (base.mma == MmaPath::kMmaSync) {
     other.mma = MmaPath::kMmaSyncHeadsM;
     other.heads_per_cta = problem.num_heads <= 16 ? 16 : 32;
     other.tile_entries = 64;
@@ -125,7 +123,7 @@ std::vector<TileConfig> tuning_candidates(const std::string& arch, const smla_pr
     other.heads_per_cta = 32;
     other.tile_entries = 32;
   }
-  const int segment_entries = portable.segment_tiles * portable.tile_entries;
+  const int segment_entries = base.segment_tiles * base.tile_entries;
   int row_entries = 0;
   for (int s = 0; s < problem.num_sources; ++s) {
     row_entries += align_up(problem.sources[s].width, other.tile_entries);

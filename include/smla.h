@@ -96,12 +96,14 @@ typedef struct smla_options {
    * compiles without a device. No driver, or no device, is not an error. */
   const char* arch;
   /* 0 (default): a row's result is bitwise the same whatever else is in the call (how many rows,
-   * which). 1: calls of many rows may run a faster kernel whose results differ from those of
+   * which); on sm_90a, problems of 128 heads on an fp8 layout run the wgmma kernel (in
+   * segments). 1: calls of many rows may run a faster kernel whose results differ from those of
    * few-row calls in the last bits (within the tolerance of SEMANTICS.md): on sm_90a, problems
-   * of 64 or 128 heads on an fp8 layout run the wgmma kernel once num_rows * num_heads / 64 >=
-   * 64. With fp8 q on the uniform layout and want_lse 0 that kernel multiplies Q K^T as e4m3
-   * products, whose sums the tensor cores keep to about 13 bits: the scores move by up to ~2e-3
-   * of their magnitude, out stays within tolerance (an lse would not, so with want_lse it
+   * of 64 or 128 heads on an fp8 layout run the wgmma kernel over whole rows once
+   * num_rows * num_heads / 64 >= 64 (or earlier, past the splits of CSA-sized rows). Wherever
+   * the wgmma kernel runs with fp8 q on the uniform layout and want_lse 0 it multiplies Q K^T as
+   * e4m3 products, whose sums the tensor cores keep to about 13 bits: the scores move by up to
+   * ~2e-3 of their magnitude, out stays within tolerance (an lse would not, so with want_lse it
    * multiplies in bf16). SMLA_BATCH_INVARIANT=0 in the environment selects 1, =1 selects 0. */
   int batch_variant;
 } smla_options;
@@ -190,10 +192,11 @@ SMLA_API smla_status smla_context_destroy(smla_context* ctx);
  * workspace (device bytes) the caller must pass to decode/prefill. After it returns SMLA_OK,
  * decode/prefill with num_rows <= max_rows never compile, allocate or synchronize. On a device,
  * the cache's tuning rows for this GPU (`smla tune`) are loaded here; they never change the
- * workspace size, a pure function of (problem, max_rows). Besides the workspace, the kernel of
- * 128-head fp8 problems on sm_90a keeps 512 bytes of local memory a thread (a stack frame, within
- * CUDA's default per-thread stack, CU_LIMIT_STACK_SIZE; the driver grows the stack at the first
- * launch if a process set that limit lower). */
+ * workspace size, a pure function of (problem, the context's arch, mode, max_rows). Besides the
+ * workspace, the default kernel of 128-head fp8 problems on sm_90a keeps 512 bytes of local
+ * memory a thread (a stack frame, within CUDA's default per-thread stack, CU_LIMIT_STACK_SIZE;
+ * if a process set that limit lower, the driver grows the stack, allocating, at that kernel's
+ * first launch). */
 SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max_rows,
                                   size_t* workspace_bytes);
 

@@ -36,13 +36,11 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
     fast_head_groups_ = ceil_div(heads_, fast->heads_per_cta);
     // NOTE: the wgmma kernel's time is flat up to one wave, so past the wave splits it beats
     // the default split and ties whole rows (measured: docs/PERFORMANCE.md, "The heads-on-M
-    // kernel, one CTA per SM"). Where the default is the wgmma kernel too, its whole rows are
-    // the fast path's with folds: the fast path takes over where the default stops splitting.
+    // kernel, one CTA per SM").
     const int64_t wgmma_rows = ceil_div(kBatchVariantCtas, fast_head_groups_);
-    fast_min_rows_ = fast->mma != MmaPath::kWgmma || decode_key.tile.mma == MmaPath::kWgmma
-                         ? last_split_rows + 1
-                     : last_wave_rows > 0 ? std::min(wgmma_rows, last_wave_rows + 1)
-                                          : wgmma_rows;
+    fast_min_rows_ = fast->mma != MmaPath::kWgmma ? last_split_rows + 1
+                     : last_wave_rows > 0         ? std::min(wgmma_rows, last_wave_rows + 1)
+                                                  : wgmma_rows;
   }
   // NOTE: a split kernel's need grows with num_rows, but a row count below its bound may run
   // another kernel (batch-variant mode's wave splits take rows under the default's bound), so
@@ -115,14 +113,16 @@ Status decode_tiles(const std::string& arch, const smla_problem& problem, bool b
                     DecodeTiles* tiles) {
   const char* forced = std::getenv("SMLA_TILE");
   if (forced == nullptr) {
-    tiles->tile = default_tile_config(arch, problem);
+    // Batch-variant mode's schedule is the mma.sync tile's, with the wgmma kernel as its fast
+    // path on sm_90a: at few rows its splits beat the wgmma kernel's segments.
+    tiles->tile = default_tile_config(batch_invariant ? arch : "", problem);
     tiles->narrow = narrow_splits(problem, tiles->tile);
     tiles->fast = batch_invariant ? std::nullopt : batch_variant_tile(arch, problem);
     if (!batch_invariant) {
       if (const std::optional<NarrowSplit> few = few_row_split(problem)) {
         tiles->narrow.insert(tiles->narrow.begin(), *few);
       }
-      const std::vector<NarrowSplit> waves = wave_splits(arch, problem);
+      const std::vector<NarrowSplit> waves = wave_splits(problem);
       tiles->narrow.insert(tiles->narrow.end(), waves.begin(), waves.end());
     }
     return ok_status();

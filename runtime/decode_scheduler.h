@@ -1,8 +1,9 @@
 // Scheduling of one decode problem: whether a call runs one CTA per (row, head group) or splits
 // every row into its segments (partials + combine kernel), the grids, and the workspace. Depends
-// only on the problem's kernel shape and num_rows, never on device data, so a captured graph
+// only on the problem's kernel shapes and num_rows, never on device data, so a captured graph
 // replays correctly when index tables and lengths change; and not on the device either, so the
-// workspace size is a pure function of (problem, max_rows).
+// workspace size is a pure function of (problem, max_rows) and the kernels: of the context's
+// arch and mode (on sm_90a, 128 heads take the wgmma kernel by default).
 #pragma once
 
 #include <cstddef>
@@ -34,9 +35,9 @@ class DecodeScheduler {
   // call runs the first whose row range it falls in (as far as its partials fit the limits
   // below), else `decode_key`'s kernel.
   // `fast`: the batch-variant fast path's tile (batch_variant_tile), if any. Calls of whole rows
-  // run it: for the wgmma kernel those whose grid fills kBatchVariantCtas CTAs of it (or, where
-  // the default is the wgmma kernel in segments, those it does not split), for a one-segment
-  // tile of the default kernel those that neither the default nor a narrow split splits.
+  // run it: for the wgmma kernel those whose grid fills kBatchVariantCtas CTAs of it, for a
+  // one-segment tile of the default kernel those that neither the default nor a narrow split
+  // splits.
   explicit DecodeScheduler(const KernelKey& decode_key, const std::vector<NarrowSplit>& narrow = {},
                            const std::optional<TileConfig>& fast = std::nullopt);
 

@@ -1,4 +1,4 @@
-// The heuristic depends on the problem alone: the same problem always gets the same tile
+// The heuristic depends on the problem (and arch) alone: the same problem always gets the same tile
 // (a row's floating-point order, and so its bits, must not change between calls), and q_len,
 // which only multiplies the rows of a call, does not change it.
 #include <gtest/gtest.h>
@@ -11,13 +11,16 @@ namespace {
 
 void check_pure(const test::NamedProblem& named) {
   SCOPED_TRACE(named.name);
-  const TileConfig config = default_tile_config("", named.problem);
-  EXPECT_EQ(default_tile_config("", named.problem).text(), config.text());
-  smla_problem copy = named.problem;
-  EXPECT_EQ(default_tile_config("", copy).text(), config.text());
-  for (int q_len = 1; q_len <= SMLA_MAX_Q_LEN; ++q_len) {
-    copy.q_len = q_len;
-    EXPECT_EQ(default_tile_config("", copy).text(), config.text()) << "q_len " << q_len;
+  for (const char* arch : {"", "sm_90a"}) {
+    SCOPED_TRACE(arch);
+    const TileConfig config = default_tile_config(arch, named.problem);
+    EXPECT_EQ(default_tile_config(arch, named.problem).text(), config.text());
+    smla_problem copy = named.problem;
+    EXPECT_EQ(default_tile_config(arch, copy).text(), config.text());
+    for (int q_len = 1; q_len <= SMLA_MAX_Q_LEN; ++q_len) {
+      copy.q_len = q_len;
+      EXPECT_EQ(default_tile_config(arch, copy).text(), config.text()) << "q_len " << q_len;
+    }
   }
 }
 

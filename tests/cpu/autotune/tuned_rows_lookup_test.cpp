@@ -27,6 +27,9 @@ TEST(UsableTunedTile, WhyEachRowIsRefused) {
   EXPECT_NE(why.find("sm_90a only"), std::string::npos) << why;
   EXPECT_FALSE(usable_tuned_tile("sm_90a", kProblem, true, wgmma, &why));
   EXPECT_NE(why.find("bits"), std::string::npos) << why;
+  // The batch-invariant default on sm_90a (the wgmma kernel in segments) is usable there.
+  const std::string segmented = default_tile_config("sm_90a", kProblem).text();
+  EXPECT_EQ(usable_tuned_tile("sm_90a", kProblem, true, segmented, &why)->text(), segmented);
   EXPECT_EQ(usable_tuned_tile("sm_90a", kProblem, false, wgmma, &why)->text(), wgmma);
   // A row of a damaged or crafted file: refused, not divided by.
   for (int segment_tiles : {0, 2147483647}) {

@@ -19,7 +19,7 @@ struct ExpectedSplit {
 
 void expect_splits(const smla_problem& problem, const std::vector<ExpectedSplit>& expected) {
   SCOPED_TRACE(problem.num_heads);
-  const std::vector<NarrowSplit> splits = wave_splits("", problem);
+  const std::vector<NarrowSplit> splits = wave_splits(problem);
   ASSERT_EQ(splits.size(), expected.size());
   const TileConfig tile = default_tile_config("", problem);
   const int head_groups = (problem.num_heads + tile.heads_per_cta - 1) / tile.heads_per_cta;
@@ -60,9 +60,9 @@ TEST(WaveSplits, FewerLongerSegmentsAsRowsGrow) {
 }
 
 TEST(WaveSplits, NoneForOneSegmentOrWideRows) {
-  EXPECT_TRUE(wave_splits("", test::dsv4_window_problem(16)).empty());  // 4 tiles, one segment
+  EXPECT_TRUE(wave_splits(test::dsv4_window_problem(16)).empty());  // 4 tiles, one segment
   // HCA at 1M context: 260 tiles in 8 default segments of 33, not of 128 entries.
-  EXPECT_TRUE(wave_splits("", test::dsv4_compressed_problem(16, 2, 8192)).empty());
+  EXPECT_TRUE(wave_splits(test::dsv4_compressed_problem(16, 2, 8192)).empty());
 }
 
 }  // namespace

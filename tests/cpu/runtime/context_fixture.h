@@ -52,9 +52,9 @@ inline smla_options compile_only_options(const char* cache_path,
 // the combine kernel and returns a nonzero workspace.
 inline smla_problem split_problem() { return test::dsv4_compressed_problem(16, 64, 512); }
 
-// The decode kernel a context with no SMLA_TILE builds for `problem`.
+// The decode kernel a batch-invariant sm_90a context with no SMLA_TILE builds for `problem`.
 inline KernelKey default_decode_key(const smla_problem& problem) {
-  return KernelKey::decode("sm_90a", problem, default_tile_config("", problem));
+  return KernelKey::decode("sm_90a", problem, default_tile_config("sm_90a", problem));
 }
 
 // The key texts of every kernel in the cache file at `path`.

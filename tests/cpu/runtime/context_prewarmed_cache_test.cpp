@@ -114,15 +114,16 @@ void expect_batch_variant_kernels_missing(const smla_problem& problem, size_t in
   EXPECT_EQ(cached_key_texts(cache).size(), invariant_kernels + missing);
 }
 
-TEST_F(ContextPrewarmedCache, MissingFastPathKernelIsNotReadyInBatchVariantModeOnly) {
+TEST_F(ContextPrewarmedCache, MissingBatchVariantKernelsAreNotReadyInBatchVariantModeOnly) {
   // 128 heads, 128 + 1024 entries on sm_90a: the default tile (the wgmma kernel in segments)
-  // with its combine kernel; the fast path (batch_variant_tile: whole rows) adds one, and no
-  // few-row split fits one wave.
+  // with its combine kernel. Batch-variant mode runs the heads-on-M tile and its narrow split
+  // with theirs (the first loaded, so named), three wave splits with theirs and the fast path
+  // (batch_variant_tile: the wgmma kernel over whole rows); no few-row split fits one wave.
   const smla_problem problem = test::dsv4_compressed_problem(128, 64, 1024);
   ASSERT_TRUE(batch_variant_tile("sm_90a", problem).has_value());
   ASSERT_FALSE(few_row_split(problem).has_value());
-  ASSERT_TRUE(wave_splits("sm_90a", problem).empty());
-  expect_batch_variant_kernels_missing(problem, 2, 1, ".seg18.");
+  ASSERT_EQ(wave_splits(problem).size(), 3u);
+  expect_batch_variant_kernels_missing(problem, 2, 11, ".mma_sync_hm");
 }
 
 TEST_F(ContextPrewarmedCache, MissingFewRowKernelsAreNotReadyInBatchVariantModeOnly) {
@@ -130,7 +131,7 @@ TEST_F(ContextPrewarmedCache, MissingFewRowKernelsAreNotReadyInBatchVariantModeO
   // the two wave splits theirs, the fast path its one-segment kernel.
   const smla_problem problem = split_problem();
   ASSERT_TRUE(few_row_split(problem).has_value());
-  ASSERT_EQ(wave_splits("", problem).size(), 2u);
+  ASSERT_EQ(wave_splits(problem).size(), 2u);
   expect_batch_variant_kernels_missing(problem, 4, 7, ".seg1.");
 }
 

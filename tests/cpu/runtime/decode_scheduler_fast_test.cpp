@@ -1,9 +1,8 @@
 // The batch-variant fast path (autotune/heuristics.h, batch_variant_tile): calls whose grid of
-// whole-row 64-head CTAs fills kBatchVariantCtas run the wgmma kernel (sm_90a), or, where the
-// default tile is that kernel in segments (128 heads) or another kernel (elsewhere), calls
-// that the default tile runs whole run its one-segment copy; every other call plans as without
-// it (split, narrow or whole), and it needs no workspace; the kernels smla_prepare loads and
-// `smla cache build` prewarm include it.
+// whole-row 64-head CTAs fills kBatchVariantCtas run the wgmma kernel (sm_90a), or, elsewhere,
+// calls that the default tile runs whole run its one-segment copy; every other call plans as
+// without it (split, narrow or whole), and it needs no workspace; the kernels smla_prepare loads
+// and `smla cache build` prewarm include it.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -18,7 +17,7 @@ namespace {
 
 void check_plans(const std::string& arch, const smla_problem& problem, int first_fast_rows) {
   SCOPED_TRACE(arch + " " + std::to_string(problem.num_heads));
-  const TileConfig tile = default_tile_config(arch, problem);
+  const TileConfig tile = default_tile_config("", problem);  // batch-variant mode's
   const std::vector<NarrowSplit> narrow = narrow_splits(problem, tile);
   const KernelKey key = KernelKey::decode(arch, problem, tile);
   const std::optional<TileConfig> fast = batch_variant_tile(arch, problem);
@@ -36,7 +35,7 @@ void check_plans(const std::string& arch, const smla_problem& problem, int first
       EXPECT_FALSE(launch.split);
       EXPECT_EQ(launch.narrow, -1);
       EXPECT_EQ(launch.decode_blocks, rows * head_groups);
-      if (fast->mma == MmaPath::kWgmma && tile.mma != MmaPath::kWgmma) {
+      if (fast->mma == MmaPath::kWgmma) {
         EXPECT_GE(launch.decode_blocks, kBatchVariantCtas);
       } else {
         EXPECT_FALSE(before.split);  // where the default runs whole rows
@@ -54,15 +53,11 @@ void check_plans(const std::string& arch, const smla_problem& problem, int first
 }
 
 TEST(DecodeSchedulerFast, ManyRowsRunTheFastPath) {
-  // The wgmma kernel beside the heads-on-M default at 64 heads (one CTA a row): from 64 rows.
+  // The wgmma kernel: 2 and 1 CTAs a row.
+  check_plans("sm_90a", test::dsv4_compressed_problem(128, 64, 1024), 32);
   check_plans("sm_90a", test::dsv4_compressed_problem(64, 64, 512), 64);
   // One segment a row, from the first row count the default tile runs whole: rows x head
-  // groups past 96, or the split partials past the 32 MiB workspace. The wgmma default at 128
-  // heads (2 CTAs a row): 6 segments of 3 tiles, from 22 rows; HCA rows at 1M context, 8
-  // segments of 17 tiles, from 16 rows.
-  check_plans("sm_90a", test::dsv4_compressed_problem(128, 64, 1024), 22);
-  check_plans("sm_90a", test::dsv4_compressed_problem(128, 2, 8192), 16);
-  // The heads-on-M kernel at 128 heads: from 15 rows.
+  // groups past 96, or (128 heads) partials past the 32 MiB workspace from 15 rows.
   check_plans("sm_100a", test::dsv4_compressed_problem(128, 64, 1024), 15);
   check_plans("sm_90a", test::dsv4_compressed_problem(16, 64, 1024), 97);
   check_plans("sm_90a", test::dsv4_compressed_problem(8, 64, 512), 97);
@@ -85,14 +80,9 @@ TEST(DecodeSchedulerFast, PreparedAndPrewarmedOnEveryArch) {
     }
     EXPECT_EQ(found, 1);
   }
-  for (const std::string arch : {"sm_90a", "sm_100a"}) {
-    TileConfig one_segment = default_tile_config(arch, problem);
-    one_segment.segment_tiles = 18;  // 2 + 16 tiles of 64
-    EXPECT_EQ(batch_variant_tile(arch, problem)->text(), one_segment.text());
-  }
-  // A wgmma default of one segment a row is its own fast path.
-  EXPECT_FALSE(batch_variant_tile("sm_90a", test::dsv4_window_problem(128)));
-  EXPECT_EQ(batch_variant_tile("sm_90a", test::dsv4_window_problem(64))->mma, MmaPath::kWgmma);
+  TileConfig one_segment = default_tile_config("", problem);
+  one_segment.segment_tiles = 18;  // 2 + 16 tiles of 64
+  EXPECT_EQ(batch_variant_tile("sm_100a", problem)->text(), one_segment.text());
   // Rows the default already cuts into long segments (HCA) have none off sm_90a.
   EXPECT_FALSE(batch_variant_tile("sm_100a", test::dsv4_compressed_problem(16, 2, 8192)));
 }

@@ -97,7 +97,7 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   // its three wave splits and its one-segment fast path), then the combine kernels of the six
   // that split.
   const std::vector<KernelKey> keys = default_problem_kernels("sm_90a", h32_problem);
-  const std::vector<NarrowSplit> waves = wave_splits("", h32_problem);
+  const std::vector<NarrowSplit> waves = wave_splits(h32_problem);
   ASSERT_EQ(waves.size(), 3u);
   ASSERT_EQ(keys.size(), 13u);
   EXPECT_EQ(keys[1].tile.heads_per_cta, 16);

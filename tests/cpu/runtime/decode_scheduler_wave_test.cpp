@@ -52,9 +52,8 @@ TEST(DecodeSchedulerWave, EachRowCountRunsTheMostSegmentsThatFitAWave) {
 }
 
 // On sm_90a the wgmma kernel follows the last wave split where that comes before its own
-// switch (kBatchVariantCtas): 64 heads from 34 rows instead of 64. At 128 heads the default
-// tile is the wgmma kernel in segments, without wave splits, and the fast path follows its
-// split: from 22 rows (6 segments of 3 tiles), HCA rows at 1M context from 16 (8 of 17).
+// switch (kBatchVariantCtas): 64 heads from 34 rows instead of 64, 128 heads from 17 instead
+// of 32; HCA rows at 1M context have no wave splits and keep the switch.
 TEST(DecodeSchedulerWave, TheWgmmaKernelFollowsTheWaveSplits) {
   ScopedEnv unset("SMLA_TILE", nullptr);
   const auto first_fast_rows = [](const smla_problem& problem) {
@@ -68,8 +67,8 @@ TEST(DecodeSchedulerWave, TheWgmmaKernelFollowsTheWaveSplits) {
     return rows;
   };
   EXPECT_EQ(first_fast_rows(test::dsv4_compressed_problem(64, 64, 512)), 34);
-  EXPECT_EQ(first_fast_rows(test::dsv4_compressed_problem(128, 64, 1024)), 22);
-  EXPECT_EQ(first_fast_rows(test::dsv4_compressed_problem(128, 2, 8192)), 16);
+  EXPECT_EQ(first_fast_rows(test::dsv4_compressed_problem(128, 64, 1024)), 17);
+  EXPECT_EQ(first_fast_rows(test::dsv4_compressed_problem(128, 2, 8192)), 32);
 }
 
 TEST(DecodeSchedulerWave, BatchInvariantModeHasNone) {

@@ -3,7 +3,7 @@
 // batch-variant mode the few-row split before them, the wave splits after them and a whole-row
 // fast path (the wgmma kernel for sm_90a and 64-head multiples on an fp8 layout, else the
 // default tile with one segment), or the tile SMLA_TILE forces (then alone), and an unparsable
-// SMLA_TILE is an error. On sm_90a the default of 64-head multiples is the wgmma kernel.
+// SMLA_TILE is an error. On sm_90a the default of 128 heads is the wgmma kernel.
 #include <string>
 
 #include "context_fixture.h"
@@ -29,10 +29,10 @@ TEST(DecodeTiles, WithoutSmlaTileTheDefaultAndItsNarrowSplits) {
   EXPECT_FALSE(tiles.fast.has_value());
 }
 
-// On sm_90a 128 heads on the fp8 layouts run the wgmma kernel in both modes: in segments by
-// default (folded in whole-row calls, so without narrow splits, which would need
-// another kernel's bits), whole rows in batch-variant mode's fast path; other archs the
-// heads-on-M kernel.
+// On sm_90a 128 heads on the fp8 layouts run the wgmma kernel in segments by default (folded in
+// whole-row calls, so without narrow splits, which would need another kernel's bits); other
+// archs, and batch-variant mode below its fast path (the wgmma kernel over whole rows), the
+// heads-on-M kernel with its narrow splits.
 TEST(DecodeTiles, TheWgmmaKernelInSegmentsOnSm90a) {
   ScopedEnv unset("SMLA_TILE", nullptr);
   DecodeTiles tiles;
@@ -41,6 +41,19 @@ TEST(DecodeTiles, TheWgmmaKernelInSegmentsOnSm90a) {
   EXPECT_EQ(tiles.tile.text(), "hg64.w8.te64.st2.seg3.mb1.wgmma");
   EXPECT_TRUE(tiles.narrow.empty());
   EXPECT_FALSE(tiles.fast.has_value());
+  // A row of one segment is named by its length (the whole-row tile's text).
+  EXPECT_EQ(default_tile_config("sm_90a", test::dsv4_window_problem(128)).text(),
+            "hg64.w8.te64.st2.seg2.mb1.wgmma");
+  // The GPU tests' folded rows: 40 of 128 + 1024 entries, 32 of 128 + 512 do not split.
+  EXPECT_EQ(DecodeScheduler(KernelKey::decode("sm_90a", pro, tiles.tile)).max_split_rows(), 21);
+  const smla_problem flash = test::dsv4_compressed_problem(128, 64, 512);
+  ASSERT_TRUE(decode_tiles("sm_90a", flash, true, &tiles));
+  EXPECT_EQ(DecodeScheduler(KernelKey::decode("sm_90a", flash, tiles.tile)).max_split_rows(), 31);
+  ASSERT_TRUE(decode_tiles("sm_90a", pro, false, &tiles));
+  EXPECT_EQ(tiles.tile.mma, MmaPath::kMmaSyncHeadsM);
+  EXPECT_FALSE(tiles.narrow.empty());
+  ASSERT_TRUE(tiles.fast.has_value());
+  EXPECT_EQ(tiles.fast->text(), "hg64.w8.te64.st2.seg18.mb1.wgmma");
   const smla_problem hca = test::dsv4_compressed_problem(128, 2, 8192);  // 130 tiles: ~8 segments
   ASSERT_TRUE(decode_tiles("sm_90a", hca, true, &tiles));
   EXPECT_EQ(tiles.tile.text(), "hg64.w8.te64.st2.seg17.mb1.wgmma");
@@ -61,7 +74,7 @@ TEST(DecodeTiles, BatchVariantModeAddsAWholeRowKernel) {
   ASSERT_TRUE(decode_tiles("sm_90a", pro, false, &tiles));
   ASSERT_TRUE(tiles.fast.has_value());
   EXPECT_EQ(tiles.fast->text(), "hg64.w8.te64.st2.seg18.mb1.wgmma");  // 2 + 16 tiles: whole rows
-  EXPECT_EQ(tiles.tile.text(), default_tile_config("sm_90a", pro).text());
+  EXPECT_EQ(tiles.tile.text(), default_tile_config("", pro).text());
   EXPECT_EQ(KernelKey::decode("sm_90a", pro, *tiles.fast).unsupported_tile(), "");
   smla_problem uneven = test::dsv4_compressed_problem(64, 2, 300);  // 2 + 5 tiles of 64
   uneven.sources[0].width = 100;
@@ -97,7 +110,7 @@ TEST(DecodeTiles, BatchVariantModePutsTheFewRowSplitFirstAndTheWaveSplitsLast) {
   DecodeTiles invariant, variant;
   ASSERT_TRUE(decode_tiles("sm_100a", problem, true, &invariant));
   ASSERT_TRUE(decode_tiles("sm_100a", problem, false, &variant));
-  const std::vector<NarrowSplit> waves = wave_splits("", problem);
+  const std::vector<NarrowSplit> waves = wave_splits(problem);
   ASSERT_FALSE(waves.empty());
   ASSERT_EQ(variant.narrow.size(), invariant.narrow.size() + 1 + waves.size());
   EXPECT_EQ(texts({variant.narrow[0]}), texts({*few_row_split(problem)}));
