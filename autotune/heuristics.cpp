@@ -45,11 +45,6 @@ bool takes_wgmma(const std::string& arch, const smla_problem& problem) {
   return arch == "sm_90a" && problem.num_heads % 64 == 0 && problem.kv_layout != SMLA_KV_BF16;
 }
 
-// The wgmma kernel over whole rows (batch-variant mode's fast path).
-TileConfig wgmma_whole_row_tile(const smla_problem& problem) {
-  return wgmma_tile(row_tiles(problem, 64));
-}
-
 // The default's segments: `small` tiles for CSA-sized rows, so that a 1-row call spreads over
 // several CTAs; wider rows (HCA at long context) about 8 segments, so that split partials stay
 // a small share of the bytes.
@@ -174,7 +169,7 @@ std::optional<TileConfig> batch_variant_tile(const std::string& arch, const smla
   // over whole rows was 1.75-1.9x the mma.sync default tiles from 64 rows at 128 heads and from
   // 96 rows at 64 heads, about even at 32 and 64 rows (kBatchVariantCtas), slower below, where
   // the default splits rows.
-  if (takes_wgmma(arch, problem)) return wgmma_whole_row_tile(problem);
+  if (takes_wgmma(arch, problem)) return wgmma_tile(row_tiles(problem, 64));  // whole rows
   TileConfig tile = default_tile_config("", problem);
   const DecodeGeometry geometry = KernelKey::decode(arch, problem, tile).geometry();
   if (geometry.segments < 2 || tile.segment_tiles * tile.tile_entries != kSegmentEntries) {

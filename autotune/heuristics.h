@@ -72,12 +72,12 @@ std::vector<NarrowSplit> wave_splits(const smla_problem& problem);
 // The batch-variant fast path (smla_options.batch_variant = 1): the tile that calls of many
 // rows may run instead of the default on `arch`, whole rows:
 // - on sm_90a, for problems of a multiple of 64 heads on an fp8 layout, the wgmma kernel (64
-//   heads per CTA). Where the default is that kernel in segments (128 heads), a call runs it
-//   where the default would not split; else when its grid (rows x 64-head groups) has at least
-//   kBatchVariantCtas CTAs: about where its one-wave time (flat up to 132 CTAs on an H200) meets
-//   the default tiles' (measured: 64 heads from 64 rows; docs/PERFORMANCE.md, "Batch-variant
-//   mode"), or earlier, right past the wave splits, where those end first (64 heads of CSA rows
-//   from 34 rows);
+//   heads per CTA), over whole rows. A call runs it when its grid (rows x 64-head groups) has at
+//   least kBatchVariantCtas CTAs: about where its one-wave time (flat up to 132 CTAs on an H200)
+//   meets the mma.sync tiles' (measured: 128 heads from 32 rows, 64 heads from 64 rows;
+//   docs/PERFORMANCE.md, "Batch-variant mode"), or earlier, right past the wave splits, where
+//   those end first (64 heads of CSA rows from 34 rows, 128 heads from 17). Below it the
+//   mode runs the mma.sync tile's splits (default_tile_config(""));
 // - else, for rows the default cuts into 128-entry segments, the default tile with one segment
 //   a row: no folds. A call runs it where no split runs (past the wave splits).
 //   NOTE (measured on the H200, docs/PERFORMANCE.md, "Batch-variant mode: whole rows in one
