@@ -342,6 +342,8 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   DecodeParams params{};
   params.num_rows = args.num_rows;
   params.split = plan.split ? 1 : 0;
+  params.prefix_segments = plan.prefix_segments;
+  params.folds = !plan.split || plan.prefix_segments > 1 ? 1 : 0;
   params.q = args.q;
   params.q_row_stride = args.q_row_stride;
   params.q_head_stride = args.q_head_stride;

@@ -12,7 +12,11 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
     : geometry_(decode_key.geometry()),
       heads_(decode_key.heads),
       heads_per_cta_(decode_key.tile.heads_per_cta),
+      wave_ctas_(wave_ctas(decode_key.tile)),
       head_groups_(ceil_div(decode_key.heads, heads_per_cta_)) {
+  partial_tiles_ =
+      static_cast<double>(partial_item_floats(heads_per_cta_) * sizeof(float)) /
+      (static_cast<double>(decode_key.tile.tile_entries) * geometry_.chunks_per_entry * 16);
   max_split_rows_ = std::min({kSplitCtaLimit / head_groups_, wave_split_rows(decode_key.tile),
                               max_fitting_rows(heads_per_cta_, head_groups_, geometry_.segments)});
   // A narrow split differs in its heads per CTA, and (batch-variant mode's few-row and wave
@@ -45,7 +49,10 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
   // NOTE: a split kernel's need grows with num_rows, but a row count below its bound may run
   // another kernel (batch-variant mode's wave splits take rows under the default's bound), so
   // every count up to the largest that splits is planned once, here (a few hundred).
-  int64_t last_split = max_split_rows_;
+  // Prefix items cut rows while two items a row fit the workspace.
+  int64_t last_split =
+      std::max(max_split_rows_,
+               geometry_.segments > 2 ? max_fitting_rows(heads_per_cta_, head_groups_, 2) : 0);
   for (const Narrow& n : narrow_) last_split = std::max(last_split, n.max_rows);
   workspace_up_to_.assign(static_cast<size_t>(last_split) + 1, 0);
   for (int64_t rows = 1; rows <= last_split; ++rows) {
@@ -69,11 +76,34 @@ int64_t DecodeScheduler::max_fitting_rows(int heads_per_cta, int head_groups, in
   return kWorkspaceLimit / row_bytes;
 }
 
+int DecodeScheduler::prefix_segments(int num_rows) const {
+  const int segments = geometry_.segments;
+  if (segments < 3) return 0;
+  const int64_t tiles = geometry_.tiles;
+  const int64_t segment_tiles = ceil_div(tiles, segments);
+  const int64_t ctas = static_cast<int64_t>(num_rows) * head_groups_;
+  const double alone = wave_ctas_ > kWaveSms && ctas <= kWaveSms ? kAloneTileCost : 1.0;
+  double best = kPrefixGain * alone * static_cast<double>(ceil_div(ctas, wave_ctas_) * tiles);
+  int best_segments = 0;
+  for (int prefix = 2; prefix < segments; ++prefix) {
+    const int items = segments - prefix + 1;
+    if (num_rows > max_fitting_rows(heads_per_cta_, head_groups_, items)) continue;
+    const double first =
+        static_cast<double>(std::min(prefix * segment_tiles, tiles) + kSplitOverheadTiles) +
+        partial_tiles_;
+    const double other = static_cast<double>(segment_tiles + kSplitOverheadTiles) + partial_tiles_;
+    const double spread = static_cast<double>(ctas) * (first + (items - 1) * other) / wave_ctas_;
+    const double cost = std::max(static_cast<double>(ceil_div(ctas, wave_ctas_)) * first, spread);
+    if (cost < best) best = cost, best_segments = prefix;
+  }
+  return best_segments;
+}
+
 DecodeLaunch DecodeScheduler::split_launch(int num_rows, int heads_per_cta, int head_groups,
-                                           int segments) const {
+                                           int row_items) const {
   DecodeLaunch launch;
   launch.split = true;
-  const int64_t items = static_cast<int64_t>(num_rows) * segments * head_groups;
+  const int64_t items = static_cast<int64_t>(num_rows) * row_items * head_groups;
   launch.decode_blocks = items;
   launch.combine_blocks = static_cast<int64_t>(num_rows) * heads_;
   launch.partial_ml_offset = static_cast<size_t>(items) * heads_per_cta * kHeadDim * sizeof(float);
@@ -98,6 +128,12 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
   }
   if (num_rows <= max_split_rows_) {
     return split_launch(num_rows, heads_per_cta_, head_groups_, geometry_.segments);
+  }
+  if (const int prefix = prefix_segments(num_rows); prefix > 0) {
+    DecodeLaunch launch =
+        split_launch(num_rows, heads_per_cta_, head_groups_, geometry_.segments - prefix + 1);
+    launch.prefix_segments = prefix;
+    return launch;
   }
   DecodeLaunch launch;
   launch.decode_blocks = static_cast<int64_t>(num_rows) * head_groups_;

@@ -23,6 +23,7 @@ struct DecodeLaunch {
   bool fast = false;  // the batch-variant fast path's kernel runs (whole rows)
   int narrow = -1;    // the narrow split that runs (an index into the scheduler's), or -1
   int64_t decode_blocks = 0;
+  int prefix_segments = 1;       // split: the segments of a row's first item (work_item)
   int64_t combine_blocks = 0;    // 0 when not split
   size_t workspace_bytes = 0;    // what this call needs
   size_t partial_ml_offset = 0;  // byte offset of the (max, sum) pairs inside the workspace
@@ -58,6 +59,21 @@ class DecodeScheduler {
   // entries-on-M kernels of 16 heads and fewer it is above kSplitCtaLimit's, measured there.
   static constexpr int64_t kSplitOverheadTiles = 2;
   static constexpr int64_t kWorkspaceLimit = 32ll << 20;
+  // NOTE: calls that do not split and whose whole rows leave part of a wave idle cut each row
+  // into a prefix item, its first P (2 .. segments - 1) segments folded in one CTA as whole rows
+  // fold them, and an item for each later segment, where that is estimated 1 / kPrefixGain
+  // faster (the combine kernel continues the fold, so a row's bits stay those of its whole-row
+  // CTA). The estimate, in tiles: the prefix items' waves, or the grid's tiles spread over the
+  // wave, whichever is longer, each item costing kSplitOverheadTiles and its partial (written
+  // and read back about as fast as a tile's entries are gathered: as many tiles as its bytes
+  // fill); whole rows their tiles per wave, kAloneTileCost of that where CTAs made for two per
+  // SM run alone. Fitted to an A/B on an H100 (docs/PERFORMANCE.md, "Prefix items"), where
+  // without the partials' cost the estimate chose prefix items at 128 rows of 16 heads (0.91x)
+  // and 40 rows of 128 heads (0.86x).
+  // kAloneTileCost: whole rows of the 16- and 8-head kernels at 128 rows (alone) against 256
+  // rows (two per SM) on the H200: 63.03 / 87.60 and 30.82 / 40.97 us.
+  static constexpr double kPrefixGain = 0.9;
+  static constexpr double kAloneTileCost = 0.72;
 
   DecodeLaunch plan(int num_rows) const;
   // The largest workspace any num_rows <= max_rows needs.
@@ -69,7 +85,9 @@ class DecodeScheduler {
   const DecodeGeometry& geometry() const { return geometry_; }
 
  private:
-  DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups, int segments) const;
+  DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups, int row_items) const;
+  // The segments of the prefix items that cut `num_rows` whole rows (0: whole rows run).
+  int prefix_segments(int num_rows) const;
   // The most rows whose split grid fits the waves above (0 for kernels of one segment).
   int64_t wave_split_rows(const TileConfig& tile) const;
   // The most rows whose split partials fit kWorkspaceLimit (0 for kernels of one segment).
@@ -78,6 +96,8 @@ class DecodeScheduler {
   DecodeGeometry geometry_;
   int heads_ = 0;
   int heads_per_cta_ = 0;
+  int64_t wave_ctas_ = 0;     // the default tile's wave
+  double partial_tiles_ = 0;  // an item's partial in tiles of gathered entries (prefix items)
   int head_groups_ = 0;
   int64_t max_split_rows_ = 0;
   int fast_head_groups_ = 0;

@@ -6,16 +6,15 @@
 // 512 dims, so each A fragment of the query tile (ldmatrix, the k order of query_position or
 // e4m3_position) feeds two MMAs; the B fragments are the raw e4m3 bytes of the stage converted
 // to f16 in registers (one cvt per pair, exact; e4m3 MMAs on the raw bytes for fp8 q on the
-// uniform layout on sm_90a at multiples of 32 heads: kE4m3Scores). The packed scales multiply each 64-dim group's partial sums, the packed
-// rope group is bf16 as stored. Each warp then keeps one n tile, adding its partner's partial
-// sums (part 0's first) through shared memory.
-// Softmax: a thread holds 2 heads x 2 entries per m tile; the lazy segment reference of
-// decode_kernel.cuh, per head, with the tile maxima and the segment sums met in shared memory
-// in warp order. P goes to shared memory (f16; bf16 for bf16 values).
-// Values: O = P V. Warp w accumulates dims 64w .. 64w + 63 (kPvDims) of all heads: A fragments
-// of P by ldmatrix, B fragments of V by ldmatrix.trans of the stage (e4m3: a byte permute splits
-// a register into even and odd dims, one cvt each); the packed scales ride on P per entry.
-// Whole-row mode keeps the folded total in registers.
+// uniform layout on sm_90a at multiples of 32 heads: kE4m3Scores). The packed scales multiply each
+// 64-dim group's partial sums, the packed rope group is bf16 as stored. Each warp then keeps one n
+// tile, adding its partner's partial sums (part 0's first) through shared memory. Softmax: a thread
+// holds 2 heads x 2 entries per m tile; the lazy segment reference of decode_kernel.cuh, per head,
+// with the tile maxima and the segment sums met in shared memory in warp order. P goes to shared
+// memory (f16; bf16 for bf16 values). Values: O = P V. Warp w accumulates dims 64w .. 64w + 63
+// (kPvDims) of all heads: A fragments of P by ldmatrix, B fragments of V by ldmatrix.trans of the
+// stage (e4m3: a byte permute splits a register into even and odd dims, one cvt each); the packed
+// scales ride on P per entry. The folded total (whole rows, prefix items) is kept in registers.
 //
 // The generated prologue defines namespace smla::cfg (see codegen/kernel_source.cpp).
 #pragma once
@@ -574,7 +573,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
       for (int h = 0; h < 2; ++h) seg_sum[mt][h] = read_slots<false>(sums, t.head(mt, h));
-    if (kFolds && !p.split) {
+    if (kFolds && p.folds) {
       FoldStep step[kMTiles][2];
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt)
@@ -598,7 +597,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   }
 
   // The (max, sum) of what is finished: the folded total, or the CTA's one segment.
-  if (!(kFolds && !p.split)) {
+  if (!(kFolds && p.folds)) {
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -622,6 +621,15 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     // A segment with no nonempty tile leaves its values unwritten: its max is -inf, and the
     // combine kernel never uses them.
     if (walk.count == 0) return;
+    // A prefix item's values are its folded total.
+    if (kFolds && p.folds) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < kPvNTiles; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] = total[mt][nt][e];
+    }
     float* out = p.partial_out + w.item * kHeadsPerCta * kHeadDim;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)

@@ -1,6 +1,6 @@
-// The decode kernel family: sparse MQA over a 512-dim latent for one row per CTA (or one row
-// segment per CTA in split mode), heads_per_cta (8, 16 or 32) heads at a time, from paged KV
-// caches. Design and measurements: docs/decode-kernel.md.
+// The decode kernel family: sparse MQA over a 512-dim latent for one row per CTA (or one item
+// of a row per CTA in split mode: work_item), heads_per_cta (8, 16 or 32) heads at a time, from
+// paged KV caches. Design and measurements: docs/decode-kernel.md.
 //
 // Work decomposition. A tile holds kTileEntries entries (16 per entry block). 4 threads per
 // entry gather each tile into a ring of shared-memory stages with cp.async (16-byte chunks,
@@ -21,8 +21,8 @@
 // layout, the packed rope) use bf16 products.
 //
 // Segments. The row's tiles are cut into fixed segments (segment_fold.cuh): a segment starts
-// from a fresh softmax state and is folded into the running total at its end, in the CTA in
-// whole-row mode or in the combine kernel in split mode, with identical operations.
+// from a fresh softmax state and is folded into the running total at its end, in the CTA for
+// whole rows and prefix items or in the combine kernel in split mode, with identical operations.
 //
 // The generated prologue defines namespace smla::cfg (see codegen/kernel_source.cpp).
 #pragma once
@@ -59,7 +59,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         acc.o[mt][nt][e] = 0.0f;
-        if (kFolds && !p.split) total_at(smem, acc, mt, nt, e) = 0.0f;
+        if (kFolds && p.folds) total_at(smem, acc, mt, nt, e) = 0.0f;
       }
   // Softmax state per combo of the output fragments: the segment's reference m (log2 units).
   float seg_max[kCombos];
@@ -187,9 +187,9 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
       if (kPacked) finish_value_scales(t, value_scales, scale);
       write_sum_slots(smem, t, sums, owned_sum);
       __syncthreads();
-      // In split mode (or with one segment) the CTA's only segment is the total: its sums stay
+      // Without folds (split items of one segment) the segment is the CTA's total: its sums stay
       // in their slots for the code after the loop.
-      if (kFolds && !p.split) {
+      if (kFolds && p.folds) {
         const float* from = folded + (folds % 2) * 2 * kHeadsPerCta;
         float* to = folded + (1 - folds % 2) * 2 * kHeadsPerCta;
         ++folds;
@@ -210,10 +210,10 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     }
   }
 
-  // The (max, sum) of what is finished: the folded total of whole-row mode, or the CTA's one
-  // segment (its sums are still in their slots; nothing to sum without a tile).
+  // The (max, sum) of what is finished: the folded total, or the CTA's one segment (its sums
+  // are still in their slots; nothing to sum without a tile).
   float total_max[kCombos], total_sum[kCombos];
-  if (kFolds && !p.split) {
+  if (kFolds && p.folds) {
     __syncthreads();  // the last fold's (or the initial) state is written
     const float* from = folded + (folds % 2) * 2 * kHeadsPerCta;
 #pragma unroll
@@ -241,6 +241,15 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     // A segment with no nonempty tile leaves its values unwritten: its max is -inf, and the
     // combine kernel never reads them.
     if (walk.count == 0) return;
+    // A prefix item's values are its folded total.
+    if (kFolds && p.folds) {
+#pragma unroll
+      for (int mt = 0; mt < kPvMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] = total_at(smem, acc, mt, nt, e);
+    }
     float* out = p.partial_out + item * kHeadsPerCta * kHeadDim;
 #pragma unroll
     for (int mt = 0; mt < kPvMTiles; ++mt)

@@ -16,7 +16,9 @@ struct SourceParams {
 
 struct DecodeParams {
   int num_rows;
-  int split;                    // 1: one CTA per (row, segment, head group), partials out
+  int split;            // 1: rows cut into items (work_item), partials out
+  int prefix_segments;  // split: the segments of a row's first item (1: one)
+  int folds;            // 1: CTAs fold the segments they walk (whole rows; prefix items)
   const void* q;
   long long q_row_stride;       // elements
   long long q_head_stride;

@@ -1,9 +1,9 @@
 // The wgmma decode kernel (tile path wgmma, sm_90a only): the problem and outputs of
 // decode_kernel.cuh with 64 heads per CTA the M of Hopper's warpgroup MMAs. With one segment a
 // row (batch-variant mode's fast path) calls never split; with several (the default mode's tile)
-// a call splits rows into segments as the other kernels do, or walks whole rows and folds each
-// segment into a total kept in local memory (fold_segment), so a row's bits never depend on its
-// batch. Design and measurements: docs/decode-kernel.md.
+// a call splits rows into items as the other kernels do (work_item), or walks whole rows, and a
+// CTA of several segments folds each into a total kept in local memory (fold_segment), so a
+// row's bits never depend on its batch. Design and measurements: docs/decode-kernel.md.
 //
 // Per 64-entry tile, the gather ring of decode_common.cuh one tile ahead:
 // 1. Every thread dequantizes a share of its entry from the raw stage into one bf16 tile in the
@@ -276,8 +276,8 @@ SMLA_DEVICE void store_probabilities(unsigned char* probs_smem, const Lanes& t,
 constexpr bool kFolds = kGeo.segments > 1;
 constexpr int kTotalQuads = kPvBlocks * 8;  // a thread's accumulators, four at a time
 
-// Whole-row mode's folded total of O between segments: the thread's 128 accumulators in local
-// memory, which the driver gives every resident thread on its own.
+// The folded total of O between a CTA's segments: the thread's 128 accumulators in local memory,
+// which the driver gives every resident thread on its own.
 // NOTE: the CTA has neither the registers (O is 128 a thread) nor the shared memory (128 KB)
 // to hold the total beside the segment's accumulators. Local memory needs no workspace and no
 // ownership scheme: only the thread that stores a value loads it back, so program order is
@@ -287,9 +287,9 @@ struct LocalTotal {
   float4 quads[kTotalQuads];
 };
 
-// Folds the segment that ends here into the total of whole-row mode (the combine kernel's
-// fold, segment_fold.cuh, on the same values in the same order) and starts a fresh segment.
-// After the row's last segment the folded total is left in `o`. Warpgroup 0 folds the heads'
+// Folds the segment that ends here into the CTA's total (the combine kernel's fold,
+// segment_fold.cuh, on the same values in the same order) and starts a fresh segment. After the
+// CTA's last segment the folded total is left in `o`. Warpgroup 0 folds the heads'
 // (max, sum) in `stats` [head][2] and hands each head's factors to warpgroup 1 through `steps`
 // [head][2]. `stored`: whether an earlier segment was folded into `total`.
 // NOTE: the total's (max, sum) stays in shared memory: the kernel has no register to spare.
@@ -337,20 +337,21 @@ SMLA_DEVICE void fold_segment(const Lanes& t, float* stats, float* steps, float 
   }
 }
 
-// Split mode's partial of the CTA's one segment for the combine kernel: each head's (max, sum),
-// and O unless the segment had no nonempty tile (its max is -inf; the combine kernel never
-// reads those values).
+// Split mode's partial of the CTA's item for the combine kernel: each head's (max, sum), folded
+// in `stats` or the one segment's, and O unless the item had no nonempty tile (its max is -inf;
+// the combine kernel never reads those values).
 SMLA_DEVICE void store_partial(const DecodeParams& p, const WorkItem& w, const Lanes& t,
-                               const float (&running_max)[2], const float (&sum)[2],
-                               const float (&o)[kPvBlocks][32], bool any_tile) {
+                               const float* stats, const float (&running_max)[2],
+                               const float (&sum)[2], const float (&o)[kPvBlocks][32],
+                               bool any_tile) {
   if (t.group == 0) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float total = quad_sum(sum[h]);
+      const float segment_sum = quad_sum(sum[h]);
       if (t.c == 0) {
         float* ml = p.partial_ml + (w.item * kHeadsPerCta + t.head(h)) * 2;
-        ml[0] = running_max[h];
-        ml[1] = total;
+        ml[0] = p.folds ? stats[2 * t.head(h)] : running_max[h];
+        ml[1] = p.folds ? stats[2 * t.head(h) + 1] : segment_sum;
       }
     }
   }
@@ -404,7 +405,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
 #pragma unroll
     for (int i = 0; i < 32; ++i) o[nb][i] = 0.0f;
   float running_max[2] = {neg_inf(), neg_inf()}, sum[2] = {0.0f, 0.0f};  // warpgroup 0's
-  // Whole-row mode's folded total (kFolds): its (max, sum) per head in `stats`, O per thread.
+  // The folded total (p.folds): its (max, sum) per head in `stats`, O per thread.
   LocalTotal total;
   if (kFolds && t.group == 0 && t.c == 0) {
 #pragma unroll
@@ -485,13 +486,13 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     for (int nb = 0; nb < kPvBlocks; ++nb) pin(o[nb]);
     stage = stage + 1 == kStages ? 0 : stage + 1;
     // A segment that ends before the row's last tile (the last one is folded below).
-    if (kFolds && !p.split && i + 1 < walk.count &&
+    if (kFolds && p.folds && i + 1 < walk.count &&
         walk.at(i + 1) / kSegmentTiles != walk.at(i) / kSegmentTiles) {
       const bool stored = walk.at(i) / kSegmentTiles != walk.first / kSegmentTiles;
       fold_segment<false>(t, stats, steps, running_max, sum, o, total, stored);
     }
   }
-  if (kFolds && !p.split && walk.count > 0) {
+  if (kFolds && p.folds && walk.count > 0) {
     const bool stored = walk.at(walk.count - 1) / kSegmentTiles != walk.first / kSegmentTiles;
     fold_segment<true>(t, stats, steps, running_max, sum, o, total, stored);
   }
@@ -500,7 +501,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   // land before O's stores take their place (and before the CTA leaves).
   cp_async_wait<0>();
   if (kFolds && p.split) {
-    store_partial(p, w, t, running_max, sum, o, walk.count > 0);
+    store_partial(p, w, t, stats, running_max, sum, o, walk.count > 0);
     return;
   }
   if (!kFolds && t.group == 0) {

@@ -61,7 +61,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
                          {"tflops", r.tflops},
                          {"gather_fraction", r.gather_fraction},
                          {"mma_fraction", r.mma_fraction},
-                         {"split", r.mode == "split" || r.mode == "tuned-split"},
+                         {"split", r.split},
                          {"mode", r.mode}});
         } else {
           fmt::print("{:<44} {:>5} {:>9.2f} {:>8.2f} {:>8.0f} {:>7.1f} {:>7.1f}% {:>5.1f}% {}\n",

@@ -91,26 +91,41 @@ void expect_batch_invariance(const smla_problem& problem, int total, uint64_t se
 
 TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
   SMLA_REQUIRE_GPU();
-  // 16 heads: 1-7 rows split over 8-head CTAs, up to 96 over 16-head CTAs; 200 rows run whole.
-  expect_batch_invariance(contract_problem(16), 200, 900,
-                          {{0, 1}, {57, 1}, {199, 1}, {10, 7}, {100, 40}, {3, 48}});
-  // 32 heads (64-entry tiles): 1-3 rows over 8-head CTAs, 4-7 over 16, up to 56 over 32; 60
-  // rows run whole.
-  expect_batch_invariance(contract_problem(32), 60, 901, {{0, 1}, {5, 3}, {10, 5}, {20, 20}});
-  // 128 heads: on sm_90a the wgmma kernel, rows split up to 21 and the 40-row call whole,
-  // folding 6 segments; elsewhere 1 row over 16-head CTAs, up to 14 over 32.
-  expect_batch_invariance(contract_problem(128), 40, 902, {{0, 1}, {39, 1}, {3, 5}, {10, 20}});
+  // 16 heads: 1-7 rows split over 8-head CTAs, up to 96 over 16-head CTAs; prefix items of 4
+  // segments at 97-104 rows, of 5 at 133, 6 at 134-164, 7 at 165-180; 250 rows run whole.
+  expect_batch_invariance(contract_problem(16), 250, 900,
+                          {{0, 1},
+                           {57, 1},
+                           {249, 1},
+                           {10, 7},
+                           {100, 40},
+                           {3, 48},
+                           {0, 100},
+                           {20, 133},
+                           {50, 160},
+                           {60, 170}});
+  // 32 heads (64-entry tiles): 1-3 rows over 8-head CTAs, 4-7 over 16, up to 56 over 32;
+  // prefix items of 6 segments at 57-64 rows; 100 rows run whole.
+  const std::vector<std::pair<int, int>> slices32 = {{0, 1},   {5, 3},   {10, 5},
+                                                     {20, 20}, {30, 60}, {0, 62}};
+  expect_batch_invariance(contract_problem(32), 100, 901, slices32);
+  // 128 heads: on sm_90a the wgmma kernel, rows split up to 21, prefix items of 3 segments at
+  // 22-25 rows, and the 48-row call whole, folding 6 segments; elsewhere 1 row over 16-head
+  // CTAs, up to 14 over 32.
+  const std::vector<std::pair<int, int>> slices128 = {{0, 1},   {47, 1},  {3, 5},
+                                                      {10, 20}, {20, 24}, {0, 22}};
+  expect_batch_invariance(contract_problem(128), 48, 902, slices128);
   // The other layouts and fp8 q take the same paths: 32 heads on the uniform layout with fp8 q,
-  // and 16 heads on the bf16 layout (100 rows run whole).
-  expect_batch_invariance(contract_problem(32, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3), 60, 903,
-                          {{0, 1}, {5, 3}, {10, 5}, {20, 20}});
-  expect_batch_invariance(contract_problem(16, SMLA_KV_BF16), 100, 904,
-                          {{0, 1}, {10, 7}, {50, 40}});
+  // and 16 heads on the bf16 layout (100 rows in prefix items, 250 whole).
+  expect_batch_invariance(contract_problem(32, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3), 100, 903,
+                          slices32);
+  expect_batch_invariance(contract_problem(16, SMLA_KV_BF16), 250, 904,
+                          {{0, 1}, {10, 7}, {50, 40}, {100, 100}});
   // 128 heads on the uniform layout with fp8 q and no lse: on sm_90a the wgmma kernel's e4m3
   // scores.
   expect_batch_invariance(make_problem(128, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1,
                                        {{256, 128}, {64, 1024}}, true, false),
-                          40, 905, {{0, 1}, {39, 1}, {10, 20}});
+                          48, 905, slices128);
 }
 
 // Row r takes row r+1's lists with a shorter random length: only entries the original case

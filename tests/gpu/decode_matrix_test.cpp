@@ -1,7 +1,7 @@
 // Decode against the CPU reference on random inputs, over the problem space of the API:
-// head counts, layouts, q dtypes, row counts (split and whole-row), MTP q_len, source shapes,
-// page sizes. Inputs hold invalid and out-of-range indices, random lengths including 0, and NaN
-// in every unselected cache slot; outputs are poisoned before each run.
+// head counts, layouts, q dtypes, row counts (split, prefix items, whole rows), MTP q_len, source
+// shapes, page sizes. Inputs hold invalid and out-of-range indices, random lengths including 0, and
+// NaN in every unselected cache slot; outputs are poisoned before each run.
 #include "gpu_env.h"
 
 namespace smla::gpu_test {
@@ -95,7 +95,10 @@ TEST(DecodeMatrix, WideTokenMagnitudes) {
     ref::CaseSpec spec = spec_for(p, 3, 900 + heads);
     spec.token_magnitude_log2 = 6.0;
     check_case(spec, "token magnitudes 2^U(-6, 6), split rows");
-    spec.num_rows = heads >= 64 ? 32 : 64;  // past the split (64 heads: 28 rows)
+    // Prefix items (16 heads: 4 of 9 segments folded; 64 heads: 6), then whole rows.
+    spec.num_rows = heads >= 64 ? 32 : 100;
+    check_case(spec, "token magnitudes 2^U(-6, 6), prefix items");
+    spec.num_rows = heads >= 64 ? 48 : 250;
     check_case(spec, "token magnitudes 2^U(-6, 6), whole rows");
   }
 }

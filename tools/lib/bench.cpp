@@ -278,8 +278,12 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
     const std::optional<Context::PlannedCall> call = context_of(ctx)->planned_call(problem, rows);
     if (!call) return error(SMLA_ERR_INTERNAL, "the timed problem is not prepared");
     const DecodeLaunch& launch = call->choice.launch;
-    const char* mode = launch.fast ? "fast" : launch.split ? "split" : "whole";
+    const char* mode = launch.fast                  ? "fast"
+                       : launch.prefix_segments > 1 ? "prefix"
+                       : launch.split               ? "split"
+                                                    : "whole";
     row.mode = call->tuned ? std::string("tuned-") + mode : mode;
+    row.split = launch.split;
     results->push_back(row);
   }
   return ok_status();

@@ -36,9 +36,11 @@ struct BenchRow {
   double tflops = 0;
   double gather_fraction = 0;
   double mma_fraction = 0;
-  std::string mode;  // "split" (segments + combine), "whole" (a CTA per row), "fast" (the
-                     // batch-variant fast path: smla_options.batch_variant), or "tuned-split"
-                     // / "tuned-whole" (a tuning row's tile: autotune/tuning.h)
+  std::string mode;    // "split" (segments + combine), "prefix" (a row's first segments folded
+                       // in one CTA, the others one each, + combine), "whole" (a CTA per row),
+                       // "fast" (the batch-variant fast path: smla_options.batch_variant), or
+                       // "tuned-" and one of those (a tuning row's tile: autotune/tuning.h)
+  bool split = false;  // the call ran the combine kernel ("split" or "prefix")
 };
 
 // The device, the KV pools and each row count's inputs of one problem: built once, timed with

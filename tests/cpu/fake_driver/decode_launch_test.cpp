@@ -49,9 +49,11 @@ TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
   fake_->param_bytes = sizeof(DecodeParams);
   const auto stream = reinterpret_cast<CUstream>(0x5000);
   // 16 heads of 128 + 512 entries: few rows split over the narrow split's 8-head CTAs or the
-  // default tile's segments, many run whole rows.
-  for (const auto& [rows, split] : {std::make_pair(1, true), std::make_pair(3, true),
-                                    std::make_pair(64, true), std::make_pair(256, false)}) {
+  // default tile's segments, 97 rows into prefix items (2 of 5 segments, then one each), 256
+  // run whole rows.
+  for (const auto& [rows, split] :
+       {std::make_pair(1, true), std::make_pair(3, true), std::make_pair(64, true),
+        std::make_pair(97, true), std::make_pair(256, false)}) {
     SCOPED_TRACE(rows);
     fake_->launches.clear();
     ASSERT_TRUE(decode(p, rows, stream));
@@ -72,6 +74,9 @@ TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
     std::memcpy(&params, kernel.params.data(), sizeof params);
     EXPECT_EQ(params.num_rows, rows);
     EXPECT_EQ(params.split, split ? 1 : 0);
+    EXPECT_EQ(params.prefix_segments, rows == 97 ? 2 : 1);
+    EXPECT_EQ(plan.prefix_segments, params.prefix_segments);
+    EXPECT_EQ(params.folds, !split || rows == 97 ? 1 : 0);
     EXPECT_EQ(params.out, valid_args(valid_problem(), rows).out);
     EXPECT_EQ(params.partial_out, split ? p.workspace : nullptr);
     if (split) {

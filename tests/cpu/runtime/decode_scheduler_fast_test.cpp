@@ -1,8 +1,8 @@
 // The batch-variant fast path (autotune/heuristics.h, batch_variant_tile): calls whose grid of
 // whole-row 64-head CTAs fills kBatchVariantCtas run the wgmma kernel (sm_90a), or, elsewhere,
-// calls that the default tile runs whole run its one-segment copy; every other call plans as
-// without it (split, narrow or whole), and it needs no workspace; the kernels smla_prepare loads
-// and `smla cache build` prewarm include it.
+// calls that the default tile runs whole (or in prefix items) run its one-segment copy; every
+// other call plans as without it (split, narrow or whole), and it needs no workspace; the kernels
+// smla_prepare loads and `smla cache build` prewarm include it.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -38,7 +38,8 @@ void check_plans(const std::string& arch, const smla_problem& problem, int first
       if (fast->mma == MmaPath::kWgmma) {
         EXPECT_GE(launch.decode_blocks, kBatchVariantCtas);
       } else {
-        EXPECT_FALSE(before.split);  // where the default runs whole rows
+        // Where the default runs whole rows or prefix items.
+        EXPECT_TRUE(!before.split || before.prefix_segments > 1);
       }
       EXPECT_EQ(launch.combine_blocks, 0);
       EXPECT_EQ(launch.workspace_bytes, 0u);
@@ -49,7 +50,9 @@ void check_plans(const std::string& arch, const smla_problem& problem, int first
       EXPECT_EQ(launch.workspace_bytes, before.workspace_bytes);
     }
   }
-  EXPECT_EQ(scheduler.workspace_bytes(300), plain.workspace_bytes(300));
+  // The fast path takes every call from first_fast_rows, so the workspace is what fewer rows
+  // need, without the prefix items the default would run past its splits.
+  EXPECT_EQ(scheduler.workspace_bytes(300), plain.workspace_bytes(first_fast_rows - 1));
 }
 
 TEST(DecodeSchedulerFast, ManyRowsRunTheFastPath) {

@@ -1,7 +1,8 @@
 // DecodeScheduler::plan: a call splits its rows into segments iff the kernel has more than one
 // segment, rows * head_groups <= kSplitCtaLimit, the split grid's waves stay within
-// tiles / (segment tiles + kSplitOverheadTiles) and the partials fit kWorkspaceLimit; the grids
-// and the workspace follow from that choice and the kernel's shape alone.
+// tiles / (segment tiles + kSplitOverheadTiles) and the partials fit kWorkspaceLimit; past that
+// it runs prefix items or whole rows; the grids and the workspace follow from that choice and
+// the kernel's shape alone.
 #include <gtest/gtest.h>
 
 #include "cpu/runtime/decode_scheduler_keys.h"
@@ -9,6 +10,12 @@
 
 namespace smla::scheduler_test {
 namespace {
+
+// Whether a call of `rows` rows splits into one-segment items (not prefix items).
+bool splits_segments(const DecodeScheduler& scheduler, int rows) {
+  const DecodeLaunch plan = scheduler.plan(rows);
+  return plan.split && plan.prefix_segments == 1;
+}
 
 void check_plans(const KernelKey& key) {
   SCOPED_TRACE(key.text());
@@ -30,17 +37,23 @@ void check_plans(const KernelKey& key) {
         segments > 1 && rows * head_groups <= DecodeScheduler::kSplitCtaLimit &&
         rows * segments * head_groups <= waves * wave_ctas &&
         rows * segments * head_groups * item_floats * 4 <= DecodeScheduler::kWorkspaceLimit;
-    EXPECT_EQ(plan.split, split);
-    EXPECT_EQ(scheduler.splits(rows), split);
-    if (split) {
-      const int64_t items = rows * segments * head_groups;
+    if (split) EXPECT_EQ(plan.prefix_segments, 1);
+    // Past the split, prefix items (decode_scheduler_prefix_test.cpp) or whole rows.
+    EXPECT_EQ(plan.split, split || plan.prefix_segments > 1);
+    EXPECT_EQ(scheduler.splits(rows), plan.split);
+    if (plan.split) {
+      EXPECT_GE(plan.prefix_segments, 1);
+      EXPECT_LT(plan.prefix_segments, segments);
+      const int64_t items = rows * (segments - plan.prefix_segments + 1) * head_groups;
       EXPECT_EQ(plan.decode_blocks, items);
       EXPECT_EQ(plan.combine_blocks, rows * heads);
       EXPECT_EQ(plan.workspace_bytes, static_cast<size_t>(items * item_floats * 4));
+      EXPECT_LE(plan.workspace_bytes, static_cast<size_t>(DecodeScheduler::kWorkspaceLimit));
       // The (max, sum) pairs follow the partial outputs of every item.
       EXPECT_EQ(plan.partial_ml_offset,
                 static_cast<size_t>(items * key.tile.heads_per_cta * SMLA_HEAD_DIM * 4));
     } else {
+      EXPECT_EQ(plan.prefix_segments, 1);
       EXPECT_EQ(plan.decode_blocks, rows * head_groups);
       EXPECT_EQ(plan.combine_blocks, 0);
       EXPECT_EQ(plan.workspace_bytes, 0u);
@@ -65,11 +78,16 @@ TEST(DecodeSchedulerPlan, SplitLimitExamples) {
   ASSERT_EQ(scheduler.head_groups(), 4);
   ASSERT_EQ(scheduler.geometry().segments, 9);
   EXPECT_EQ(scheduler.max_split_rows(), 14);
-  EXPECT_TRUE(scheduler.splits(14));
-  EXPECT_FALSE(scheduler.splits(15));
+  EXPECT_TRUE(splits_segments(scheduler, 14));
+  EXPECT_FALSE(splits_segments(scheduler, 15));
   EXPECT_EQ(scheduler.plan(14).decode_blocks, 14 * 9 * 4);
   EXPECT_EQ(scheduler.plan(14).combine_blocks, 14 * 128);
-  EXPECT_EQ(scheduler.plan(15).decode_blocks, 15 * 4);
+  // 15 rows, 60 whole-row CTAs of 36 tiles on 132 slots, cost 0.9 * 36 = 32.4 tiles; prefix
+  // items (decode_scheduler_prefix_test.cpp; a partial is 3.57 tiles of entries) of 5
+  // segments cost max(20 + 2 + 3.57, 60 * (25.57 + 4 * 9.57) / 132 = 29.0), the least (4:
+  // 31.5; 6: 29.6): 5 items a row.
+  EXPECT_EQ(scheduler.plan(15).prefix_segments, 5);
+  EXPECT_EQ(scheduler.plan(15).decode_blocks, 15 * 5 * 4);
 }
 
 TEST(DecodeSchedulerPlan, WaveBoundOfTheHeadsOnMKernel) {
@@ -87,8 +105,8 @@ TEST(DecodeSchedulerPlan, WaveBoundOfTheHeadsOnMKernel) {
         KernelKey::decode("sm_90a", problem, default_tile_config("", problem)));
     SCOPED_TRACE(c.heads);
     EXPECT_EQ(scheduler.max_split_rows(), c.rows);
-    EXPECT_TRUE(scheduler.splits(c.rows));
-    EXPECT_FALSE(scheduler.splits(c.rows + 1));
+    EXPECT_TRUE(splits_segments(scheduler, c.rows));
+    EXPECT_FALSE(splits_segments(scheduler, c.rows + 1));
   }
   // 16 heads (the entries-on-M kernel, two CTAs per SM): kSplitCtaLimit binds, as before.
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
