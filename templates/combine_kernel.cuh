@@ -13,40 +13,38 @@
 #include "smla_device.cuh"
 
 constexpr smla::CombineShape kCombine = smla::combine_shape(smla::cfg::kSegments);
+constexpr int kHeadGroups =
+    (smla::cfg::kNumHeads + smla::cfg::kHeadsPerCta - 1) / smla::cfg::kHeadsPerCta;
 
-extern "C" __global__ void __launch_bounds__(kCombine.threads)
-    smla_combine(const __grid_constant__ smla::DecodeParams p) {
+// The running (max, sum) and this thread's dims of the total, folded over the row's items.
+template <int kDims>
+struct CombineTotal {
+  float max = smla::neg_inf(), sum = 0.0f;
+  float values[kDims] = {};
+};
+
+// Folds the items of (row, group)'s head `local` into `t`. The row's items (work_item in
+// decode_common.cuh): the first folds p.prefix_segments segments, each other one segment; their
+// CTAs are (k, row, group) with prefix items (kPrefix), else (row, k, group).
+// NOTE: every (max, sum) and value of a batch of items is loaded at once, so a row costs one
+// round trip to L2 per batch (combine_shape). An item with max -inf wrote no values: those
+// loads read stale workspace bytes, which the fold never uses (fold_state keeps the total).
+// The folds stay in segment order. Without prefix items the item count and slots are
+// constants, as they were before prefix items (a runtime count measured 5% slower at one row
+// of 16 heads).
+template <bool kPrefix>
+SMLA_DEVICE void fold_items(const smla::DecodeParams& p, int row, int group, int local, int d,
+                            CombineTotal<kCombine.dims>& t) {
   using namespace smla;
   using namespace smla::cfg;
-  constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
   constexpr int kDims = kCombine.dims;
   constexpr int kBatch = kCombine.batch;
-  const int row = blockIdx.x / kNumHeads;
-  const int head = blockIdx.x % kNumHeads;
-  const int group = head / kHeadsPerCta;
-  const int local = head % kHeadsPerCta;
-  const int d = kDims * threadIdx.x;
-  // Launched while the decode grid runs (programmatic dependent launch): wait for its partials.
-  wait_for_prerequisites();
-
-  // NOTE: every (max, sum) and value of a batch of segments is loaded at once, so a row costs
-  // one round trip to L2 per batch (combine_shape). A segment with max -inf wrote no values:
-  // those loads read stale workspace bytes, which the fold never uses (fold_state keeps the
-  // total). The folds stay in segment order.
-  // The row's items (work_item in decode_common.cuh): the first folds p.prefix_segments
-  // segments, each other one segment. This head's slot of item k, in the order of their CTAs.
-  const bool prefix = p.prefix_segments > 1;
-  const int items = kSegments - p.prefix_segments + 1;
+  const int items = kPrefix ? kSegments - p.prefix_segments + 1 : kSegments;
   const auto slot = [&](int k) {
-    const long long cta = prefix ? ((long long)k * p.num_rows + row) * kHeadGroups + group
-                                 : ((long long)row * kSegments + k) * kHeadGroups + group;
+    const long long cta = kPrefix ? ((long long)k * p.num_rows + row) * kHeadGroups + group
+                                  : ((long long)row * kSegments + k) * kHeadGroups + group;
     return cta * kHeadsPerCta + local;
   };
-  float total_max = neg_inf(), total_sum = 0.0f;
-  float total[kDims] = {};
-  // NOTE: bounded by kSegments, so that the loop unrolls as without prefix items (a bound of
-  // `items` measured 5% slower at one row of 16 heads).
-#pragma unroll
   for (int first = 0; first < kSegments; first += kBatch) {
     float2 ml[kBatch];
     float v[kBatch][kDims];
@@ -67,20 +65,42 @@ extern "C" __global__ void __launch_bounds__(kCombine.threads)
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (first + b >= items) break;
-      const FoldStep step = fold_state(total_max, total_sum, ml[b].x, ml[b].y);
+      const FoldStep step = fold_state(t.max, t.sum, ml[b].x, ml[b].y);
       if (step.keeps()) continue;
 #pragma unroll
-      for (int i = 0; i < kDims; ++i) total[i] = fold_value(total[i], v[b][i], step);
+      for (int i = 0; i < kDims; ++i) t.values[i] = fold_value(t.values[i], v[b][i], step);
     }
   }
+}
+
+extern "C" __global__ void __launch_bounds__(kCombine.threads)
+    smla_combine(const __grid_constant__ smla::DecodeParams p) {
+  using namespace smla;
+  using namespace smla::cfg;
+  constexpr int kDims = kCombine.dims;
+  const int row = blockIdx.x / kNumHeads;
+  const int head = blockIdx.x % kNumHeads;
+  const int group = head / kHeadsPerCta;
+  const int local = head % kHeadsPerCta;
+  const int d = kDims * threadIdx.x;
+  // Launched while the decode grid runs (programmatic dependent launch): wait for its partials.
+  wait_for_prerequisites();
+
+  CombineTotal<kDims> t;
+  if (p.prefix_segments > 1) {
+    fold_items<true>(p, row, group, local, d, t);
+  } else {
+    fold_items<false>(p, row, group, local, d, t);
+  }
   const float sink_log2 = kHasSink ? __fmul_rn(p.sink[head], kLog2e) : neg_inf();
-  const float factor = output_factor(total_max, total_sum, sink_log2, p.out_scale);
+  const float factor = output_factor(t.max, t.sum, sink_log2, p.out_scale);
   u16* out =
       (u16*)p.out + (long long)row * p.out_row_stride + (long long)head * p.out_head_stride + d;
   u32 packed[kDims / 2];
 #pragma unroll
   for (int i = 0; i < kDims / 2; ++i) {
-    packed[i] = pack_bf16x2(__fmul_rn(total[2 * i], factor), __fmul_rn(total[2 * i + 1], factor));
+    packed[i] =
+        pack_bf16x2(__fmul_rn(t.values[2 * i], factor), __fmul_rn(t.values[2 * i + 1], factor));
   }
   if constexpr (kDims == 4) {
     *(uint2*)out = make_uint2(packed[0], packed[1]);
@@ -88,5 +108,5 @@ extern "C" __global__ void __launch_bounds__(kCombine.threads)
     *(u32*)out = packed[0];
   }
   if (kWantLse && threadIdx.x == 0)
-    p.lse[(long long)row * kNumHeads + head] = row_lse(total_max, total_sum);
+    p.lse[(long long)row * kNumHeads + head] = row_lse(t.max, t.sum);
 }
