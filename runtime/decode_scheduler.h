@@ -1,5 +1,6 @@
 // Scheduling of one decode problem: whether a call runs one CTA per (row, head group) or splits
-// every row into its segments (partials + combine kernel), the grids, and the workspace. Depends
+// every row into its segments or into prefix items (partials + combine kernel), the grids, and
+// the workspace. Depends
 // only on the problem's kernel shapes and num_rows, never on device data, so a captured graph
 // replays correctly when index tables and lengths change; and not on the device either, so the
 // workspace size is a pure function of (problem, max_rows) and the kernels: of the context's
@@ -67,9 +68,9 @@ class DecodeScheduler {
   // wave, whichever is longer, each item costing kSplitOverheadTiles and its partial (written
   // and read back about as fast as a tile's entries are gathered: as many tiles as its bytes
   // fill); whole rows their tiles per wave, kAloneTileCost of that where CTAs made for two per
-  // SM run alone. Fitted to an A/B on an H100 (docs/PERFORMANCE.md, "Prefix items"), where
-  // without the partials' cost the estimate chose prefix items at 128 rows of 16 heads (0.91x)
-  // and 40 rows of 128 heads (0.86x).
+  // SM run alone. Fitted to an A/B on an H100 (docs/PERFORMANCE.md, "Prefix items"): 1.03-1.26x
+  // where chosen, but for 8 heads at 160 rows (0.96x); without the partials' cost it chose
+  // prefix items at 128 rows of 16 heads (0.91x) and 40 rows of 128 heads (0.86x).
   // kAloneTileCost: whole rows of the 16- and 8-head kernels at 128 rows (alone) against 256
   // rows (two per SM) on the H200: 63.03 / 87.60 and 30.82 / 40.97 us.
   static constexpr double kPrefixGain = 0.9;
