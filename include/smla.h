@@ -201,7 +201,7 @@ SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem
                                   size_t* workspace_bytes);
 
 /* The workspace needs no initialization. A split call's combine kernel may load bytes of it that
- * no kernel of the call wrote (the values of a row's empty segments) and discard them, so
+ * no kernel of the call wrote (the values of a row's empty segments or items) and discard them, so
  * compute-sanitizer --tool initcheck can report loads from a fresh workspace. The bytes a call
  * writes there must not overlap q, out, lse, sink or a source's cache, indices or lengths
  * (SMLA_ERR_INVALID_ARGUMENT). A split call launches two kernels; when the second launch fails

@@ -46,13 +46,18 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
                      : last_wave_rows > 0         ? std::min(wgmma_rows, last_wave_rows + 1)
                                                   : wgmma_rows;
   }
+  // Prefix items cut rows while two items a row fit the workspace: their choice is estimated
+  // once per row count, here, not on each call.
+  const int64_t last_prefix =
+      geometry_.segments > 2 ? max_fitting_rows(heads_per_cta_, head_groups_, 2) : 0;
+  prefix_by_rows_.assign(static_cast<size_t>(last_prefix) + 1, 0);
+  for (int64_t rows = max_split_rows_ + 1; rows <= last_prefix; ++rows) {
+    prefix_by_rows_[rows] = estimate_prefix_segments(static_cast<int>(rows));
+  }
   // NOTE: a split kernel's need grows with num_rows, but a row count below its bound may run
   // another kernel (batch-variant mode's wave splits take rows under the default's bound), so
-  // every count up to the largest that splits is planned once, here (a few hundred).
-  // Prefix items cut rows while two items a row fit the workspace.
-  int64_t last_split =
-      std::max(max_split_rows_,
-               geometry_.segments > 2 ? max_fitting_rows(heads_per_cta_, head_groups_, 2) : 0);
+  // every count up to the largest that splits is planned once, here (up to ~1000).
+  int64_t last_split = std::max(max_split_rows_, last_prefix);
   for (const Narrow& n : narrow_) last_split = std::max(last_split, n.max_rows);
   workspace_up_to_.assign(static_cast<size_t>(last_split) + 1, 0);
   for (int64_t rows = 1; rows <= last_split; ++rows) {
@@ -76,7 +81,7 @@ int64_t DecodeScheduler::max_fitting_rows(int heads_per_cta, int head_groups, in
   return kWorkspaceLimit / row_bytes;
 }
 
-int DecodeScheduler::prefix_segments(int num_rows) const {
+int DecodeScheduler::estimate_prefix_segments(int num_rows) const {
   const int segments = geometry_.segments;
   if (segments < 3) return 0;
   const int64_t tiles = geometry_.tiles;
@@ -129,7 +134,8 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
   if (num_rows <= max_split_rows_) {
     return split_launch(num_rows, heads_per_cta_, head_groups_, geometry_.segments);
   }
-  if (const int prefix = prefix_segments(num_rows); prefix > 0) {
+  if (num_rows < static_cast<int64_t>(prefix_by_rows_.size()) && prefix_by_rows_[num_rows] > 0) {
+    const int prefix = prefix_by_rows_[num_rows];
     DecodeLaunch launch =
         split_launch(num_rows, heads_per_cta_, head_groups_, geometry_.segments - prefix + 1);
     launch.prefix_segments = prefix;

@@ -39,7 +39,7 @@ class DecodeScheduler {
   // `fast`: the batch-variant fast path's tile (batch_variant_tile), if any. Calls of whole rows
   // run it: for the wgmma kernel those whose grid fills kBatchVariantCtas CTAs of it, for a
   // one-segment tile of the default kernel those that neither the default nor a narrow split
-  // splits.
+  // splits into segments (prefix items included).
   explicit DecodeScheduler(const KernelKey& decode_key, const std::vector<NarrowSplit>& narrow = {},
                            const std::optional<TileConfig>& fast = std::nullopt);
 
@@ -79,16 +79,18 @@ class DecodeScheduler {
   DecodeLaunch plan(int num_rows) const;
   // The largest workspace any num_rows <= max_rows needs.
   size_t workspace_bytes(int max_rows) const;
+  // Whether the call runs the combine kernel (split into segments or prefix items).
   bool splits(int num_rows) const { return plan(num_rows).split; }
-  // The largest num_rows that splits (0 for kernels of one segment).
+  // The largest num_rows that splits into one-segment items (0 for kernels of one segment).
   int64_t max_split_rows() const { return max_split_rows_; }
   int head_groups() const { return head_groups_; }
   const DecodeGeometry& geometry() const { return geometry_; }
 
  private:
   DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups, int row_items) const;
-  // The segments of the prefix items that cut `num_rows` whole rows (0: whole rows run).
-  int prefix_segments(int num_rows) const;
+  // The segments of the prefix items that cut `num_rows` whole rows (0: whole rows run), by the
+  // estimate above; plan() reads them from prefix_by_rows_.
+  int estimate_prefix_segments(int num_rows) const;
   // The most rows whose split grid fits the waves above (0 for kernels of one segment).
   int64_t wave_split_rows(const TileConfig& tile) const;
   // The most rows whose split partials fit kWorkspaceLimit (0 for kernels of one segment).
@@ -112,6 +114,7 @@ class DecodeScheduler {
   };
   std::vector<Narrow> narrow_;
   std::vector<size_t> workspace_up_to_;  // [n]: the most any call of <= n rows needs
+  std::vector<int> prefix_by_rows_;      // [n]: estimate_prefix_segments(n), up to two items' rows
 };
 
 // The tile smla_prepare runs a problem on for `arch`, its narrow splits and (without

@@ -85,8 +85,8 @@ SMLA_HOST_DEVICE constexpr int warp_value_groups(const DecodeShape& s) {
   return kHeadDim / s.warps > 64 ? kHeadDim / s.warps / 64 : 1;
 }
 
-// Whether whole-row mode's folded total lives in shared memory: for the fp8 layouts with several
-// segments, whose conversions need its registers.
+// Whether the folded total (whole rows, prefix items) lives in shared memory: for the fp8 layouts
+// with several segments, whose conversions need its registers.
 SMLA_HOST_DEVICE constexpr bool total_in_smem(const DecodeShape& s, int segments) {
   return s.layout != kLayoutBf16 && segments > 1;
 }
@@ -134,7 +134,7 @@ SMLA_HOST_DEVICE constexpr int common_geometry(const DecodeShape& s, DecodeGeome
   return offset;
 }
 
-// The heads-on-M kernel's map (decode_heads_m_kernel.cuh): whole-row mode's total is in
+// The heads-on-M kernel's map (decode_heads_m_kernel.cuh): the folded total is in
 // registers; the reduce area holds per head one max and one sum slot per warp.
 SMLA_HOST_DEVICE constexpr DecodeGeometry heads_m_geometry(const DecodeShape& s) {
   DecodeGeometry g{};
@@ -188,14 +188,14 @@ SMLA_HOST_DEVICE constexpr DecodeGeometry decode_geometry(const DecodeShape& s) 
   DecodeGeometry g{};
   const int values_per_thread = s.heads_per_cta / 2;  // 2 rows x heads / 4 columns
   int offset = common_geometry(s, g);
-  g.total_offset = offset;  // whole-row mode's folded output, when total_in_smem
+  g.total_offset = offset;  // the folded output, when total_in_smem
   offset += total_in_smem(s, g.segments) ? s.heads_per_cta * kHeadDim * 4 : 0;
   g.exchange_offset = offset;  // every warp's partial scores
   offset += s.warps * values_per_thread * 32 * 4;
   g.reduce_offset = offset;  // per head and slot: the tile's maxima, then a segment's sums
   offset += s.heads_per_cta *
             (score_ownership(s).slots_per_head + score_ownership(s).sum_slots_per_head) * 4;
-  g.fold_offset = offset;  // whole-row mode's folded (max, sum) per head, two buffers
+  g.fold_offset = offset;  // the folded (max, sum) per head, two buffers
   offset += 2 * s.heads_per_cta * 2 * 4;
   g.valid_offset = offset;
   offset += s.stages * s.tile_entries;

@@ -413,8 +413,8 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   float* sums = maxima + kHeadsPerCta * kWarps;         // [head][warp]
 
   Accumulators acc;
-  // Whole-row mode's folded total, its (max, sum) per head (every thread of a head folds the
-  // same values, so each keeps its own copy).
+  // The folded total (whole rows, prefix items), its (max, sum) per head (every thread of a head
+  // folds the same values, so each keeps its own copy).
   float total[kMTiles][kPvNTiles][4];
 #pragma unroll
   for (int mt = 0; mt < kMTiles; ++mt)

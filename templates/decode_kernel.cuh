@@ -68,9 +68,9 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
   for (int k = 0; k < kCombos; ++k) seg_max[k] = neg_inf();
 #pragma unroll
   for (int k = 0; k < kOwned; ++k) owned_sum[k] = 0.0f;
-  // Whole-row mode's folded (max, sum) per head, in shared memory rather than registers: it is
-  // the same for every thread and used once per segment. Buffer `folds % 2` holds it; a fold
-  // reads it and the first thread of each head writes the next buffer (both sides of the
+  // The folded (max, sum) per head (whole rows, prefix items), in shared memory rather than
+  // registers: it is the same for every thread and used once per segment. Buffer `folds % 2` holds
+  // it; a fold reads it and the first thread of each head writes the next buffer (both sides of the
   // segment end's barrier, so one buffer never has a reader and a writer at once).
   float* folded = (float*)(smem + kGeo.fold_offset);
   const bool folds_writer = t.warp == 0 && t.g == 0;  // covers every head once

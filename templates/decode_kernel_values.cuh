@@ -10,8 +10,9 @@ namespace decode {
 // ---- folds and the value product ----------------------------------------------------------------
 
 constexpr bool kFolds = kGeo.segments > 1;
-// NOTE: the fp8 layouts keep whole-row mode's folded total in shared memory (kGeo.total_offset):
-// it is touched once per segment, and its registers are what the fp8 conversions need.
+// NOTE: the fp8 layouts keep the folded total (whole rows, prefix items) in shared memory
+// (kGeo.total_offset): it is touched once per segment, and its registers are what the fp8
+// conversions need.
 constexpr bool kTotalInSmem = total_in_smem(kShape, kGeo.segments);
 constexpr bool kTotalInRegisters = kFolds && !kTotalInSmem;
 
@@ -19,7 +20,7 @@ constexpr bool kTotalInRegisters = kFolds && !kTotalInSmem;
 // head 8nt + 2c + (e & 1), i.e. combo 2nt + (e & 1).
 struct Accumulators {
   float o[kPvMTiles][kNTiles][4];
-  // Whole-row mode's folded total, when in registers.
+  // The folded total (whole rows, prefix items), when in registers.
   float total[kTotalInRegisters ? kPvMTiles : 1][kTotalInRegisters ? kNTiles : 1][4];
 };
 

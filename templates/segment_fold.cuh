@@ -1,9 +1,11 @@
 // How segment results are merged and finished. A row's entries are cut into segments whose size
 // depends on the problem only; each segment is reduced from a fresh softmax state, and the
-// segments are folded left to right with these functions, whether one CTA walks the whole row
-// (folding in registers) or each segment ran in its own CTA and the combine kernel folds the
-// partials. Both paths execute the same operations on the same values, so a row's bits do not
-// depend on the split, that is on how many rows share the batch.
+// segments are folded left to right with these functions, whether one CTA walks the whole row,
+// each segment ran in its own CTA and the combine kernel folds the partials, or one CTA folded
+// the row's first segments (a prefix item) and the combine kernel folds the rest onto that
+// total. All paths execute the same operations on the same values, so a row's bits do not depend
+// on the split, that is on how many rows share the batch (one exception, a signed zero: see
+// combine_kernel.cuh).
 #pragma once
 
 #include "smla_device.cuh"

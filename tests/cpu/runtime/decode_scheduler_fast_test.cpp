@@ -59,8 +59,9 @@ TEST(DecodeSchedulerFast, ManyRowsRunTheFastPath) {
   // The wgmma kernel: 2 and 1 CTAs a row.
   check_plans("sm_90a", test::dsv4_compressed_problem(128, 64, 1024), 32);
   check_plans("sm_90a", test::dsv4_compressed_problem(64, 64, 512), 64);
-  // One segment a row, from the first row count the default tile runs whole: rows x head
-  // groups past 96, or (128 heads) partials past the 32 MiB workspace from 15 rows.
+  // One segment a row, from the first row count the default tile no longer splits into
+  // segments (it runs prefix items or whole rows there): rows x head groups past 96, or (128
+  // heads) partials past the 32 MiB workspace from 15 rows.
   check_plans("sm_100a", test::dsv4_compressed_problem(128, 64, 1024), 15);
   check_plans("sm_90a", test::dsv4_compressed_problem(16, 64, 1024), 97);
   check_plans("sm_90a", test::dsv4_compressed_problem(8, 64, 512), 97);
