@@ -1,10 +1,10 @@
 // Scheduling of one decode problem: whether a call runs one CTA per (row, head group) or splits
 // every row into its segments or into prefix items (partials + combine kernel), the grids, and
-// the workspace. Depends
-// only on the problem's kernel shapes and num_rows, never on device data, so a captured graph
-// replays correctly when index tables and lengths change; and not on the device either, so the
-// workspace size is a pure function of (problem, max_rows) and the kernels: of the context's
-// arch and mode (on sm_90a, 128 heads take the wgmma kernel by default).
+// the workspace. Depends only on the problem's kernel shapes and num_rows, never on device data,
+// so a captured graph replays correctly when index tables and lengths change; and not on the
+// device either, so the workspace size is a pure function of (problem, max_rows) and the
+// kernels: of the context's arch and mode (on sm_90a, 128 heads take the wgmma kernel by
+// default).
 #pragma once
 
 #include <cstddef>

@@ -1,8 +1,7 @@
 // A representative subset small enough for compute-sanitizer (memcheck, racecheck): every
 // layout, both q dtypes, split calls, prefix items and whole rows, every decode kernel, odd
-// pages. Caches sit in
-// allocations of exactly their size, so a read past a cache is an out-of-bounds access memcheck
-// reports.
+// pages. Caches sit in allocations of exactly their size, so a read past a cache is an
+// out-of-bounds access memcheck reports.
 #include "gpu_env.h"
 #include "support/scoped_env.h"
 
