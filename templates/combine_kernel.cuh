@@ -32,12 +32,9 @@ struct CombineTotal {
 // The folds stay in segment order. Without prefix items the item count and slots are
 // constants, as they were before prefix items (a runtime count measured 2% slower at one row
 // of 16 heads: 10.38 against 10.16 us).
-// NOTE: a prefix item's total T is folded into the empty total like any partial, fma(+0, 0, T):
-// that is T but for T = -0, which becomes +0 where the whole-row CTA carries -0 on. T is -0
-// only if a fold's factor for a negative total underflowed to 0 (the maximum rose by ~126 in
-// log2 units) and the segment that raised it is exactly -0 there; then a zero output can differ
-// from the whole-row call's in its sign. Left so: seeding the total with item 0 instead wants a
-// GPU round, which this change's session no longer had.
+// A prefix item's total seeds the row's total as it is: folding it into the empty total,
+// fma(+0, 0, T), would turn a total of exactly -0 into +0 where the whole-row CTA carries -0 on.
+// An empty prefix (max -inf) wrote no values and seeds nothing.
 template <bool kPrefix>
 SMLA_DEVICE void fold_items(const smla::DecodeParams& p, int row, int group, int local, int d,
                             CombineTotal<kCombine.dims>& t) {
@@ -71,6 +68,13 @@ SMLA_DEVICE void fold_items(const smla::DecodeParams& p, int row, int group, int
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (first + b >= items) break;
+      if (kPrefix && first + b == 0) {
+        if (ml[b].x == neg_inf()) continue;
+        t.max = ml[b].x, t.sum = ml[b].y;
+#pragma unroll
+        for (int i = 0; i < kDims; ++i) t.values[i] = v[b][i];
+        continue;
+      }
       const FoldStep step = fold_state(t.max, t.sum, ml[b].x, ml[b].y);
       if (step.keeps()) continue;
 #pragma unroll

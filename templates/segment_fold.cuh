@@ -3,9 +3,8 @@
 // segments are folded left to right with these functions, whether one CTA walks the whole row,
 // each segment ran in its own CTA and the combine kernel folds the partials, or one CTA folded
 // the row's first segments (a prefix item) and the combine kernel folds the rest onto that
-// total. All paths execute the same operations on the same values, so a row's bits do not depend
-// on the split, that is on how many rows share the batch (one exception, a signed zero: see
-// combine_kernel.cuh).
+// total, which it takes over as it is. All paths execute the same operations on the same values,
+// so a row's bits do not depend on the split, that is on how many rows share the batch.
 #pragma once
 
 #include "smla_device.cuh"

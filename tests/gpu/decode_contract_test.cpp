@@ -2,12 +2,14 @@
 // batchmates, a graph captured after prepare replays correctly after the index tables and
 // lengths change, capturing without prepare is SMLA_ERR_NOT_READY, and a short workspace is
 // SMLA_ERR_WORKSPACE.
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <utility>
 #include <vector>
 
 #include "gpu_env.h"
+#include "reference/codecs.h"
 
 namespace smla::gpu_test {
 namespace {
@@ -41,17 +43,16 @@ smla_args row_slice(const smla_problem& p, const smla_args& args, int first, int
   return s;
 }
 
-// The rows of a call of `total` rows, rerun as calls of the slices' rows: the bits must agree.
-// The slices are chosen to run every kernel of the problem: the narrow splits (fewer heads per
-// CTA), the default tile's split and, for the full call, whole rows.
-void expect_batch_invariance(const smla_problem& problem, int total, uint64_t seed,
-                             const std::vector<std::pair<int, int>>& slices) {
-  SCOPED_TRACE(::testing::Message() << problem.num_heads << " heads, layout " << problem.kv_layout
-                                    << ", q dtype " << problem.q_dtype);
+// The rows of `host`'s call, rerun as calls of the slices' rows: the bits must agree. The full
+// call's out is left in `full_out` if given.
+void expect_slices_match_full_call(const ref::HostCase& host,
+                                   const std::vector<std::pair<int, int>>& slices,
+                                   std::vector<uint16_t>* full_out = nullptr) {
+  SCOPED_TRACE(::testing::Message() << host.problem.num_heads << " heads, layout "
+                                    << host.problem.kv_layout << ", q dtype "
+                                    << host.problem.q_dtype);
   GpuEnv& env = GpuEnv::get();
-  const ref::CaseSpec spec = contract_spec(total, seed, problem);
-  if (prewarmed(spec.problem)) return;
-  const ref::HostCase host = ref::make_random_case(spec);
+  const int total = host.num_rows;
   tools::DeviceCase dc;
   ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
   const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
@@ -59,6 +60,7 @@ void expect_batch_invariance(const smla_problem& problem, int total, uint64_t se
       tools::run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
   ASSERT_TRUE(full.status.is_ok()) << full.status.message();
   ASSERT_TRUE(full.comparison.passed({})) << full.comparison.summary();
+  if (full_out) *full_out = full.out;
 
   size_t workspace_bytes = 0;
   ASSERT_EQ(smla_prepare(env.ctx, &host.problem, total, &workspace_bytes), SMLA_OK);
@@ -87,6 +89,16 @@ void expect_batch_invariance(const smla_problem& problem, int total, uint64_t se
                              full.lse.data() + slice.first * host.problem.num_heads,
                              slice.second * host.problem.num_heads * sizeof(float)));
   }
+}
+
+// The slices of a random case of `total` rows of `problem` (expect_slices_match_full_call). The
+// slices are chosen to run every kernel of the problem: the narrow splits (fewer heads per CTA),
+// the default tile's split and prefix items and, for the full call, whole rows.
+void expect_batch_invariance(const smla_problem& problem, int total, uint64_t seed,
+                             const std::vector<std::pair<int, int>>& slices) {
+  const ref::CaseSpec spec = contract_spec(total, seed, problem);
+  if (prewarmed(spec.problem)) return;
+  expect_slices_match_full_call(ref::make_random_case(spec), slices);
 }
 
 TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
@@ -127,6 +139,63 @@ TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
   expect_batch_invariance(make_problem(128, SMLA_KV_FP8_UNIFORM, SMLA_FP8_E4M3, 1,
                                        {{256, 128}, {64, 1024}}, true, false),
                           48, 905, slices128);
+}
+
+// Sets every dim of the bf16-layout token at `index` of `source` to `rest`, but dim 0 to `dim0`.
+void set_bf16_token(ref::HostSource& source, int page_size, int32_t index, uint16_t dim0,
+                    uint16_t rest) {
+  uint16_t token[SMLA_HEAD_DIM];
+  std::fill(token, token + SMLA_HEAD_DIM, rest);
+  token[0] = dim0;
+  const int64_t at = index / page_size * source.page_stride_bytes +
+                     int64_t{index % page_size} * SMLA_BF16_TOKEN_BYTES;
+  std::memcpy(source.cache.data() + at, token, sizeof token);
+}
+
+// Sets the tokens that row r's valid columns c < lengths[r] of source s select.
+template <typename SetToken>
+void set_selected_tokens(ref::HostCase& host, int s, SetToken set) {
+  ref::HostSource& source = host.sources[s];
+  const int page_size = host.problem.sources[s].page_size;
+  for (int r = 0; r < host.num_rows; ++r) {
+    for (int c = 0; c < source.lengths[r]; ++c) {
+      const int32_t index = source.indices[r * source.index_row_stride + c];
+      if (index >= 0 && index < source.num_pages * page_size) set(source, page_size, index);
+    }
+  }
+}
+
+// A prefix item whose folded total is exactly -0 must reach the output as whole rows carry it
+// (the combine kernel takes the item's total over instead of folding it into an empty total).
+// Window entries (each row's first segment): score 0 and a tiny negative dim 0. The first 128
+// top-k entries (the second segment): dim 0 = +0 and a score 122 log2 units higher, so the fold
+// scales the window's sum (>= -2^-33) by 2^-122, below the smallest float: -0. The rows' top-k
+// lengths end there, so nothing folds onto the -0 after it.
+TEST(DecodeContract, PrefixItemsKeepANegativeZeroTotal) {
+  SMLA_REQUIRE_GPU();
+  const smla_problem problem = contract_problem(16, SMLA_KV_BF16);
+  if (prewarmed(problem)) return;
+  ref::HostCase host = ref::make_random_case(contract_spec(250, 906, problem));
+  const uint16_t q_value = ref::float_to_bf16(8.0f);
+  for (size_t i = 0; i < host.q.size() / 2; ++i) {
+    const uint16_t value = i % SMLA_HEAD_DIM == 0 ? 0 : q_value;
+    std::memcpy(host.q.data() + 2 * i, &value, 2);
+  }
+  set_selected_tokens(host, 0, [](ref::HostSource& source, int page_size, int32_t index) {
+    set_bf16_token(source, page_size, index, ref::float_to_bf16(-0x1p-40f), 0);
+  });
+  std::fill(host.sources[1].lengths.begin(), host.sources[1].lengths.end(), 128);
+  // 8 * 511 * 0.46875 * softmax_scale = 84.7 nats = 122.2 log2 units.
+  set_selected_tokens(host, 1, [](ref::HostSource& source, int page_size, int32_t index) {
+    set_bf16_token(source, page_size, index, 0, ref::float_to_bf16(0.46875f));
+  });
+  // 100 rows run prefix items of 4 segments, the 250 whole rows.
+  std::vector<uint16_t> full_out;
+  expect_slices_match_full_call(host, {{0, 100}, {100, 100}}, &full_out);
+  if (HasFatalFailure()) return;
+  int negative_zeros = 0;
+  for (size_t i = 0; i < full_out.size(); i += SMLA_HEAD_DIM) negative_zeros += full_out[i] == 0x8000;
+  EXPECT_GT(negative_zeros, 0) << "no row's dim 0 is -0: the case misses the edge it tests";
 }
 
 // Row r takes row r+1's lists with a shorter random length: only entries the original case
