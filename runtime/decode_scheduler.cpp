@@ -51,7 +51,7 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
   const int64_t last_prefix =
       geometry_.segments > 2 ? max_fitting_rows(heads_per_cta_, head_groups_, 2) : 0;
   prefix_by_rows_.assign(static_cast<size_t>(last_prefix) + 1, 0);
-  for (int64_t rows = max_split_rows_ + 1; rows <= last_prefix; ++rows) {
+  for (int64_t rows = 1; rows <= last_prefix; ++rows) {
     prefix_by_rows_[rows] = estimate_prefix_segments(static_cast<int>(rows));
   }
   // NOTE: a split kernel's need grows with num_rows, but a row count below its bound may run
@@ -87,8 +87,16 @@ int DecodeScheduler::estimate_prefix_segments(int num_rows) const {
   const int64_t tiles = geometry_.tiles;
   const int64_t segment_tiles = ceil_div(tiles, segments);
   const int64_t ctas = static_cast<int64_t>(num_rows) * head_groups_;
-  const double alone = wave_ctas_ > kWaveSms && ctas <= kWaveSms ? kAloneTileCost : 1.0;
-  double best = kPrefixGain * alone * static_cast<double>(ceil_div(ctas, wave_ctas_) * tiles);
+  const double other = static_cast<double>(segment_tiles + kSplitOverheadTiles) + partial_tiles_;
+  double baseline = 0;
+  if (num_rows <= max_split_rows_) {  // a plain split: its items' waves
+    if (wave_ctas_ > kWaveSms) return 0;
+    baseline = other * static_cast<double>(ceil_div(ctas * segments, wave_ctas_));
+  } else {  // whole rows
+    const double alone = wave_ctas_ > kWaveSms && ctas <= kWaveSms ? kAloneTileCost : 1.0;
+    baseline = alone * static_cast<double>(ceil_div(ctas, wave_ctas_) * tiles);
+  }
+  double best = kPrefixGain * baseline;
   int best_segments = 0;
   for (int prefix = 2; prefix < segments; ++prefix) {
     const int items = segments - prefix + 1;
@@ -96,7 +104,6 @@ int DecodeScheduler::estimate_prefix_segments(int num_rows) const {
     const double first =
         static_cast<double>(std::min(prefix * segment_tiles, tiles) + kSplitOverheadTiles) +
         partial_tiles_;
-    const double other = static_cast<double>(segment_tiles + kSplitOverheadTiles) + partial_tiles_;
     const double spread = static_cast<double>(ctas) * (first + (items - 1) * other) / wave_ctas_;
     const double cost = std::max(static_cast<double>(ceil_div(ctas, wave_ctas_)) * first, spread);
     if (cost < best) best = cost, best_segments = prefix;
@@ -131,15 +138,15 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
     launch.narrow = static_cast<int>(i);
     return launch;
   }
-  if (num_rows <= max_split_rows_) {
-    return split_launch(num_rows, heads_per_cta_, head_groups_, geometry_.segments);
-  }
   if (num_rows < static_cast<int64_t>(prefix_by_rows_.size()) && prefix_by_rows_[num_rows] > 0) {
     const int prefix = prefix_by_rows_[num_rows];
     DecodeLaunch launch =
         split_launch(num_rows, heads_per_cta_, head_groups_, geometry_.segments - prefix + 1);
     launch.prefix_segments = prefix;
     return launch;
+  }
+  if (num_rows <= max_split_rows_) {
+    return split_launch(num_rows, heads_per_cta_, head_groups_, geometry_.segments);
   }
   DecodeLaunch launch;
   launch.decode_blocks = static_cast<int64_t>(num_rows) * head_groups_;

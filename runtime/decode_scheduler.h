@@ -71,6 +71,11 @@ class DecodeScheduler {
   // SM run alone. Fitted to an A/B on an H100 (docs/PERFORMANCE.md, "Prefix items"): 1.03-1.26x
   // where chosen, but for 8 heads at 160 rows (0.96x); without the partials' cost it chose
   // prefix items at 128 rows of 16 heads (0.91x) and 40 rows of 128 heads (0.86x).
+  // Split calls of kernels of one CTA per SM take prefix items the same way, the estimate
+  // against their one-segment items' waves (a short last wave costs a whole one): 1.02-1.40x
+  // where chosen (32, 64 and 128 heads, 8-56 rows; "Prefix items in split calls"). Kernels of
+  // two CTAs per SM keep their splits: there the estimate chose prefix items that measured
+  // 0.95-1.14x, its waves being no model of two CTAs sharing an SM.
   // kAloneTileCost: whole rows of the 16- and 8-head kernels at 128 rows (alone) against 256
   // rows (two per SM) on the H200: 63.03 / 87.60 and 30.82 / 40.97 us.
   static constexpr double kPrefixGain = 0.9;
@@ -88,8 +93,8 @@ class DecodeScheduler {
 
  private:
   DecodeLaunch split_launch(int num_rows, int heads_per_cta, int head_groups, int row_items) const;
-  // The segments of the prefix items that cut `num_rows` whole rows (0: whole rows run), by the
-  // estimate above; plan() reads them from prefix_by_rows_.
+  // The segments of the prefix items that cut `num_rows` rows (0: a plain split or whole rows
+  // run), by the estimate above; plan() reads them from prefix_by_rows_.
   int estimate_prefix_segments(int num_rows) const;
   // The most rows whose split grid fits the waves above (0 for kernels of one segment).
   int64_t wave_split_rows(const TileConfig& tile) const;

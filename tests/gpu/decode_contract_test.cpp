@@ -116,15 +116,15 @@ TEST(DecodeContract, RowResultsDoNotDependOnTheBatch) {
                            {20, 133},
                            {50, 160},
                            {60, 170}});
-  // 32 heads (64-entry tiles): 1-7 rows over 16-head CTAs, up to 56 over 32; prefix items of 6
-  // segments at 57-64 rows; 100 rows run whole.
-  const std::vector<std::pair<int, int>> slices32 = {{0, 1},   {5, 3},   {10, 5},
-                                                     {20, 20}, {30, 60}, {0, 62}};
+  // 32 heads (64-entry tiles): 1-7 rows over 16-head CTAs, up to 14 over 32, then prefix items
+  // (2 segments at 15-26 rows, 3 at 27-34, ..., 6 at 57-64); 100 rows run whole.
+  const std::vector<std::pair<int, int>> slices32 = {{0, 1},   {5, 3},   {10, 5},  {40, 10},
+                                                     {20, 20}, {70, 30}, {30, 60}, {0, 62}};
   expect_batch_invariance(contract_problem(32), 100, 901, slices32);
-  // 128 heads: on sm_90a the wgmma kernel, rows split up to 21, prefix items of 3 segments at
-  // 22-26 rows (22-25 on the uniform layout with fp8 q, below), and the 48-row call whole,
-  // folding 6 segments; elsewhere 1 row over 16-head CTAs, up to 14 over 32, prefix items of 6
-  // segments at 15-16.
+  // 128 heads: on sm_90a the wgmma kernel, rows split up to 11, prefix items of 2 segments at
+  // 12-20 rows, of 3 at 21-26 (the uniform layout with fp8 q, below, alike but to 25), and the
+  // 48-row call whole, folding 6 segments; elsewhere 1 row over 16-head CTAs, then 32-head
+  // CTAs, split and in prefix items.
   const std::vector<std::pair<int, int>> slices128 = {{0, 1},   {47, 1},  {3, 5},
                                                       {10, 20}, {20, 24}, {0, 22}};
   expect_batch_invariance(contract_problem(128), 48, 902, slices128);

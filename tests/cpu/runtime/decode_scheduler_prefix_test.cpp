@@ -1,8 +1,9 @@
-// Prefix items (DecodeScheduler::kPrefixGain): past the split, a call whose whole rows leave
-// part of a wave idle cuts each row into its first P segments, folded in one CTA, and one item
-// per later segment, when the estimate says that is faster; never where whole rows fill every
-// slot of their waves, and never past the workspace limit (decode_scheduler_plan_test.cpp
-// checks each plan's grid and workspace).
+// Prefix items (DecodeScheduler::kPrefixGain): a call whose whole rows leave part of a wave
+// idle, past the split, or (kernels of one CTA per SM) whose split's last wave is short, cuts
+// each row into its first P segments, folded in one CTA, and one item per later segment, when
+// the estimate says that is faster; never where whole rows fill every slot of their waves, and
+// never past the workspace limit (decode_scheduler_plan_test.cpp checks each plan's grid and
+// workspace).
 #include <gtest/gtest.h>
 
 #include "autotune/heuristics.h"
@@ -52,6 +53,34 @@ TEST(DecodeSchedulerPrefix, WgmmaKernelWithinTheWorkspace) {
   // 32 MiB; 4 segments cost 12 + 2 + 3.57, past 16.2.
   EXPECT_FALSE(scheduler.plan(32).split);
   EXPECT_LE(scheduler.workspace_bytes(1024), static_cast<size_t>(DecodeScheduler::kWorkspaceLimit));
+}
+
+TEST(DecodeSchedulerPrefix, SplitCallsOfOneCtaPerSm) {
+  // DSv4-Pro TP 2 CSA: the heads-on-M kernel, 64 heads in 2 groups, 18 tiles of 64 entries in 9
+  // segments of 2, one CTA per SM; a partial (32 * 514 floats) is 1.78 tiles of entries. 7 rows
+  // split into 126 items, one wave: 2 + 2 + 1.78 = 5.78 tiles, which no prefix item beats.
+  const DecodeScheduler scheduler =
+      default_scheduler("sm_90a", test::dsv4_compressed_problem(64, 64, 1024));
+  ASSERT_EQ(scheduler.max_split_rows(), 28);
+  EXPECT_EQ(scheduler.plan(7).prefix_segments, 1);
+  EXPECT_EQ(scheduler.plan(7).decode_blocks, 7 * 9 * 2);
+  // 8 rows: 144 items take two waves, 11.6 tiles (10.4 with the gain); prefix items of 2
+  // segments max(4 + 2 + 1.78, 16 * (7.78 + 7 * 5.78) / 132 = 5.8) = 7.8; of 3: 9.8.
+  EXPECT_EQ(scheduler.plan(8).prefix_segments, 2);
+  EXPECT_EQ(scheduler.plan(8).decode_blocks, 8 * 8 * 2);
+}
+
+TEST(DecodeSchedulerPrefix, SplitCallsOfTwoCtasPerSmSplitIntoSegments) {
+  // The entries-on-M kernels keep their splits: there the estimate chose prefix items that
+  // measured 0.95-1.14x (docs/PERFORMANCE.md, "Prefix items in split calls").
+  for (int heads : {8, 16}) {
+    const DecodeScheduler scheduler =
+        default_scheduler("sm_90a", test::dsv4_compressed_problem(heads, 64, 1024));
+    ASSERT_EQ(scheduler.max_split_rows(), 96);
+    for (int rows = 1; rows <= 96; ++rows) {
+      EXPECT_EQ(scheduler.plan(rows).prefix_segments, 1) << heads << " heads, " << rows << " rows";
+    }
+  }
 }
 
 TEST(DecodeSchedulerPrefix, NeverWhereWholeRowsFillTheirWaves) {
