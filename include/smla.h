@@ -194,9 +194,9 @@ SMLA_API smla_status smla_context_destroy(smla_context* ctx);
  * the cache's tuning rows for this GPU (`smla tune`) are loaded here; they never change the
  * workspace size, a pure function of (problem, the context's arch, mode, max_rows). Besides the
  * workspace, the default kernel of 128-head fp8 problems on sm_90a keeps 512 bytes of local
- * memory a thread (a stack frame, within CUDA's default per-thread stack, CU_LIMIT_STACK_SIZE;
- * if a process set that limit lower, the driver grows the stack, allocating, at that kernel's
- * first launch). */
+ * memory a thread (a stack frame): where the context's per-thread stack limit
+ * (CU_LIMIT_STACK_SIZE, 1 KiB by default) is lower, prepare raises it to what the kernel needs,
+ * so that the driver's stack reservation grows here and not at a launch. */
 SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max_rows,
                                   size_t* workspace_bytes);
 

@@ -187,11 +187,35 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
             kernel->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, kernel->smem_bytes),
         "cuFuncSetAttribute(max dynamic shared memory)");
   }
+  if (status) status = reserve_local_memory(key, kernel->function);
   if (!status) {
     driver_->cuModuleUnload(kernel->module);
     *kernel = LoadedKernel{};
   }
   return status;
+}
+
+// NOTE: a kernel whose local memory (stack frame) per thread exceeds the context's stack limit
+// makes the driver grow the per-thread reservation at its first launch, allocating inside
+// smla_decode (and failing there if memory ran out). Raising the limit here puts that
+// allocation in smla_prepare, where the C API allows it. Only a process that lowered the
+// limit below the kernel's needs (CUDA's default is 1 KiB; the wgmma kernel needs 512 bytes)
+// pays: the reservation is the limit times the threads the device can hold.
+Status Context::reserve_local_memory(const KernelKey& key, CUfunction function) {
+  int local_bytes = 0;
+  SMLA_TRY(driver_->check(
+      driver_->cuFuncGetAttribute(&local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, function),
+      "cuFuncGetAttribute(local size)"));
+  if (local_bytes <= 0) return ok_status();
+  size_t limit = 0;
+  SMLA_TRY(driver_->check(driver_->cuCtxGetLimit(&limit, CU_LIMIT_STACK_SIZE),
+                          "cuCtxGetLimit(stack size)"));
+  if (limit >= static_cast<size_t>(local_bytes)) return ok_status();
+  SMLA_TRY(driver_->check(driver_->cuCtxSetLimit(CU_LIMIT_STACK_SIZE, local_bytes),
+                          "cuCtxSetLimit(stack size)"));
+  log_.info("stack limit raised from {} to {} bytes a thread for {}", limit, local_bytes,
+            key.text());
+  return ok_status();
 }
 
 void Context::unload(KernelPair* pair) {

@@ -84,6 +84,8 @@ class Context {
   // The loads and unloads below run with the device's context current (prepare_locked makes it
   // so; the destructor for unload).
   Status load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel);
+  // Raises the context's stack limit to what `function` (of `key`) needs a thread, if lower.
+  Status reserve_local_memory(const KernelKey& key, CUfunction function);
   // The decode kernel of `key` and, when it splits, its combine kernel.
   Status load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair);
   void unload(KernelPair* pair);

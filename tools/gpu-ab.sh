@@ -16,6 +16,7 @@ IFS=';' read -r -a checks <<<"${AB_CHECK:-}"
 for dir in carry carry-*; do
   [ -x "$dir/smla" ] || continue
   cache=/tmp/smla-ab-$dir.sqlite
+  rm -f "$cache-wal" "$cache-shm"  # an earlier round's log must not meet a fresh copy
   [ -f "$dir/cache.sqlite" ] && cp "$dir/cache.sqlite" "$cache"
   for args in "${checks[@]}"; do
     [[ -z "${args// /}" ]] && continue

@@ -13,6 +13,9 @@ steps=${*:-tests sanitize bench sass}
 #   ncu: one profile of a decode kernel (stall reasons, memory, scheduler and instruction stats)
 #        of NCU_PROBLEM's 256-row call (default: the 16-head CSA problem)
 export SMLA_CACHE=/tmp/smla-cache.sqlite
+# A write-ahead log left by an earlier round on a warm machine must not be applied to the fresh
+# copy (SQLite then reports the database malformed, and the runtime keeps kernels in memory).
+rm -f "$SMLA_CACHE-wal" "$SMLA_CACHE-shm"
 cp carry/cache.sqlite "$SMLA_CACHE" 2>/dev/null || true
 export LD_LIBRARY_PATH=$PWD/carry:${LD_LIBRARY_PATH:-}
 summary=()

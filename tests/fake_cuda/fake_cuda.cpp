@@ -196,6 +196,30 @@ CUresult fake_cuModuleGetFunction(CUfunction* function, CUmodule handle, const c
   return CUDA_SUCCESS;
 }
 
+CUresult fake_cuFuncGetAttribute(int* value, CUfunction_attribute attribute, CUfunction handle) {
+  FAKE_ENTER("cuFuncGetAttribute");
+  if (live_function(handle) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (attribute != CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES) return CUDA_ERROR_NOT_SUPPORTED;
+  *value = state().local_bytes;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxGetLimit(size_t* value, CUlimit limit) {
+  FAKE_ENTER("cuCtxGetLimit");
+  if (current() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  if (limit != CU_LIMIT_STACK_SIZE) return CUDA_ERROR_NOT_SUPPORTED;
+  *value = state().stack_limit;
+  return CUDA_SUCCESS;
+}
+
+CUresult fake_cuCtxSetLimit(CUlimit limit, size_t value) {
+  FAKE_ENTER("cuCtxSetLimit");
+  if (current() == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+  if (limit != CU_LIMIT_STACK_SIZE) return CUDA_ERROR_NOT_SUPPORTED;
+  state().stack_limit = value;
+  return CUDA_SUCCESS;
+}
+
 CUresult fake_cuFuncSetAttribute(CUfunction handle, CUfunction_attribute attribute, int value) {
   FAKE_ENTER("cuFuncSetAttribute");
   Function* function = live_function(handle);
@@ -226,6 +250,7 @@ CUresult fake_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handle, 
   launch.block = config->blockDimX;
   launch.shared_bytes = config->sharedMemBytes;
   launch.stream = config->hStream;
+  launch.grows_stack = static_cast<size_t>(state().local_bytes) > state().stack_limit;
   for (unsigned i = 0; i < config->numAttrs; ++i) {
     const CUlaunchAttribute& attribute = config->attrs[i];
     if (attribute.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
@@ -314,7 +339,10 @@ const Entry kEntries[] = {
     FAKE(cuModuleLoadData),
     FAKE(cuModuleUnload),
     FAKE(cuModuleGetFunction),
+    FAKE(cuFuncGetAttribute),
     FAKE(cuFuncSetAttribute),
+    FAKE(cuCtxGetLimit),
+    FAKE(cuCtxSetLimit),
     FAKE(cuLaunchKernelEx),
     FAKE(cuStreamIsCapturing),
     FAKE(cuGetErrorName),

@@ -5,7 +5,8 @@
 // depends on it: a per-thread stack of current contexts, a primary context usable only while
 // retained, module loads, unloads and launches only in the context the module was loaded in,
 // handles checked, dynamic shared memory above 48 KiB only after the function's attribute
-// raised it. It records every launch and fails the call a test names. Nothing runs.
+// raised it, the stack limit read and set in the current context only. It records every launch
+// and fails the call a test names. Nothing runs.
 #pragma once
 
 #include <cuda.h>
@@ -26,6 +27,8 @@ struct Launch {
   unsigned block = 0;    // blockDimX (Y and Z must be 1)
   unsigned shared_bytes = 0;
   bool programmatic = false;  // the programmatic stream serialization attribute, set to 1
+  bool grows_stack = false;   // the function's local memory exceeded the stack limit (a real
+                              // driver allocates then)
   CUstream stream = nullptr;
   std::vector<unsigned char> params;  // the first kernel parameter's State::param_bytes bytes
 };
@@ -37,6 +40,8 @@ struct State {
   int sm_count = kSmCount;
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   size_t param_bytes = 0;  // how much of a launch's first parameter to copy (0: none)
+  int local_bytes = 0;     // every function's local memory a thread (stack frame)
+  size_t stack_limit = 1024;  // the context's CU_LIMIT_STACK_SIZE (CUDA's default)
   // Failure injection: the call named `fail_call` (its base name, e.g. "cuModuleLoadData")
   // returns `fail_result` once `calls` counts `fail_after` calls of it, and every time after.
   std::string fail_call;

@@ -41,6 +41,33 @@ Status decode(const Prepared& p, int num_rows, CUstream stream = nullptr) {
                            p.workspace_bytes, stream);
 }
 
+// A kernel that needs more local memory a thread than the context's stack limit would make
+// the driver allocate at its first launch; prepare raises the limit instead, once, and only
+// where it is lower.
+TEST_F(DecodeLaunches, PrepareRaisesAStackLimitBelowAKernelsLocalMemory) {
+  fake_->local_bytes = 512;
+  fake_->stack_limit = 256;
+  const Prepared p = prepare(create_context());
+  ASSERT_NE(p.context, nullptr);
+  EXPECT_EQ(fake_->stack_limit, 512u);
+  EXPECT_EQ(calls("cuCtxSetLimit"), 1);
+  for (const int rows : {1, 256}) {
+    ASSERT_TRUE(decode(p, rows));
+    for (const fake_cuda::Launch& launch : fake_->launches) EXPECT_FALSE(launch.grows_stack);
+  }
+  // CUDA's default limit (1 KiB) is enough: left as it is, and so is a limit without need.
+  for (const int local_bytes : {512, 0}) {
+    SCOPED_TRACE(local_bytes);
+    fake_->stack_limit = 1024;
+    fake_->local_bytes = local_bytes;
+    const int set_before = calls("cuCtxSetLimit"), get_before = calls("cuCtxGetLimit");
+    ASSERT_NE(prepare(create_context()).context, nullptr);
+    EXPECT_EQ(fake_->stack_limit, 1024u);
+    EXPECT_EQ(calls("cuCtxSetLimit"), set_before);
+    EXPECT_EQ(calls("cuCtxGetLimit") > get_before, local_bytes > 0);
+  }
+}
+
 TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
   const Prepared p = prepare(create_context());
   ASSERT_NE(p.context, nullptr);

@@ -1,5 +1,6 @@
-// smla_prepare on a device: every kernel is loaded once, in the device's context; a load that
-// fails undoes the loads before it and is reported, leaving the context usable.
+// smla_prepare on a device: every kernel is loaded once, in the device's context (with the stack
+// limit raised to what it needs); a load that fails undoes the loads before it and is reported,
+// leaving the context usable.
 #include <string>
 
 #include "cpu/runtime/validate_fixture.h"
@@ -53,11 +54,19 @@ TEST_F(Prepare, AFailedLoadUndoesTheLoadsBeforeItAndIsReported) {
   for (const Failure& failure :
        {Failure{"cuModuleLoadData", CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
         Failure{"cuModuleGetFunction", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
-        Failure{"cuFuncSetAttribute", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"}}) {
+        Failure{"cuFuncSetAttribute", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+        Failure{"cuFuncGetAttribute", CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE"},
+        Failure{"cuCtxGetLimit", CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
+        Failure{"cuCtxSetLimit", CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"}}) {
     // The first kernel's call, then the next kernel's (the default tile's decode kernel is
     // loaded then).
     for (const int after : {0, 1}) {
+      // Once raised, the stack limit is not set again for the next kernel.
+      if (std::string(failure.call) == "cuCtxSetLimit" && after > 0) continue;
       SCOPED_TRACE(std::string(failure.call) + " after " + std::to_string(after));
+      // Kernels that need more stack than the limit, which prepare then raises for each.
+      fake_->local_bytes = 2048;
+      fake_->stack_limit = 0;
       std::unique_ptr<Context> context = create_context();
       ASSERT_NE(context, nullptr);
       fail(failure.call, failure.result, after);
