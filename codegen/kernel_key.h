@@ -41,6 +41,8 @@ struct KernelKey {
   DecodeShape shape() const;
   DecodeGeometry geometry() const { return decode_geometry(shape()); }
   const char* entry_point() const;  // the extern "C" kernel name
+  // A combine kernel's second kernel, for prefix calls (templates/combine_kernel.cuh).
+  static constexpr const char* kCombinePrefixEntryPoint = "smla_combine_prefix";
   // Empty when the decode kernel's tile configuration can be built for this problem, else why
   // not (the template's static_asserts, checked before compiling).
   std::string unsupported_tile() const;

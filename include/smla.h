@@ -196,7 +196,9 @@ SMLA_API smla_status smla_context_destroy(smla_context* ctx);
  * workspace, the default kernel of 128-head fp8 problems on sm_90a keeps 512 bytes of local
  * memory a thread (a stack frame): where the context's per-thread stack limit
  * (CU_LIMIT_STACK_SIZE, 1 KiB by default) is lower, prepare raises it to what the kernel needs,
- * so that the driver's stack reservation grows here and not at a launch. */
+ * so that the driver's stack reservation grows here and not at a launch. The limit is the
+ * process's, for every user of the device's primary context, and stays raised; raising it may
+ * wait for work on the device and can fail (SMLA_ERR_CUDA). */
 SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max_rows,
                                   size_t* workspace_bytes);
 

@@ -181,6 +181,11 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   Status status = driver_->check(
       driver_->cuModuleGetFunction(&kernel->function, kernel->module, key.entry_point()),
       "cuModuleGetFunction");
+  if (status && !decode) {
+    status = driver_->check(driver_->cuModuleGetFunction(&kernel->prefix_function, kernel->module,
+                                                         KernelKey::kCombinePrefixEntryPoint),
+                            "cuModuleGetFunction(prefix combine)");
+  }
   if (status && kernel->smem_bytes > 48 * 1024) {
     status = driver_->check(
         driver_->cuFuncSetAttribute(
@@ -404,8 +409,9 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   const LoadedKernel& combine = kernels.combine;
   void* kernel_args[] = {&params};
   CUlaunchConfig config{};
-  config.gridDimX = static_cast<unsigned>(plan.decode_blocks);
-  config.gridDimY = config.gridDimZ = 1;
+  config.gridDimX = static_cast<unsigned>(plan.decode_blocks / plan.decode_grid_y);
+  config.gridDimY = static_cast<unsigned>(plan.decode_grid_y);
+  config.gridDimZ = 1;
   config.blockDimX = static_cast<unsigned>(decode.threads);
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(decode.smem_bytes);
@@ -422,9 +428,12 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   config.attrs = &overlap;
   config.numAttrs = 1;
   config.gridDimX = static_cast<unsigned>(plan.combine_blocks);
+  config.gridDimY = 1;
   config.blockDimX = static_cast<unsigned>(combine.threads);
   config.sharedMemBytes = 0;
-  return driver_->check(driver_->cuLaunchKernelEx(&config, combine.function, kernel_args, nullptr),
+  CUfunction combine_function =
+      plan.prefix_segments > 1 ? combine.prefix_function : combine.function;
+  return driver_->check(driver_->cuLaunchKernelEx(&config, combine_function, kernel_args, nullptr),
                         "cuLaunchKernelEx(combine)");
 }
 

@@ -63,6 +63,7 @@ class Context {
   struct LoadedKernel {
     CUmodule module = nullptr;
     CUfunction function = nullptr;
+    CUfunction prefix_function = nullptr;  // a combine kernel's for prefix calls
     int threads = 0;
     int smem_bytes = 0;
   };

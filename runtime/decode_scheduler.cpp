@@ -143,6 +143,7 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
     DecodeLaunch launch =
         split_launch(num_rows, heads_per_cta_, head_groups_, geometry_.segments - prefix + 1);
     launch.prefix_segments = prefix;
+    launch.decode_grid_y = geometry_.segments - prefix + 1;
     return launch;
   }
   if (num_rows <= max_split_rows_) {

@@ -24,6 +24,7 @@ struct DecodeLaunch {
   bool fast = false;  // the batch-variant fast path's kernel runs (whole rows)
   int narrow = -1;    // the narrow split that runs (an index into the scheduler's), or -1
   int64_t decode_blocks = 0;
+  int decode_grid_y = 1;  // prefix calls: the items of a row, the decode grid's y (work_item)
   int prefix_segments = 1;       // split: the segments of a row's first item (work_item)
   int64_t combine_blocks = 0;    // 0 when not split
   size_t workspace_bytes = 0;    // what this call needs
@@ -60,7 +61,7 @@ class DecodeScheduler {
   // entries-on-M kernels of 16 heads and fewer it is above kSplitCtaLimit's, measured there.
   static constexpr int64_t kSplitOverheadTiles = 2;
   static constexpr int64_t kWorkspaceLimit = 32ll << 20;
-  // NOTE: calls that do not split and whose whole rows leave part of a wave idle cut each row
+  // NOTE: calls past the split whose whole rows leave part of a wave idle cut each row
   // into a prefix item, its first P (2 .. segments - 1) segments folded in one CTA as whole rows
   // fold them, and an item for each later segment, where that is estimated 1 / kPrefixGain
   // faster (the combine kernel continues the fold, so a row's bits stay those of its whole-row
@@ -86,7 +87,8 @@ class DecodeScheduler {
   size_t workspace_bytes(int max_rows) const;
   // Whether the call runs the combine kernel (split into segments or prefix items).
   bool splits(int num_rows) const { return plan(num_rows).split; }
-  // The largest num_rows that splits into one-segment items (0 for kernels of one segment).
+  // The largest num_rows the default tile splits (into one-segment items, or prefix items where
+  // the estimate prefers them); 0 for kernels of one segment.
   int64_t max_split_rows() const { return max_split_rows_; }
   int head_groups() const { return head_groups_; }
   const DecodeGeometry& geometry() const { return geometry_; }

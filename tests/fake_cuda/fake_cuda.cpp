@@ -237,9 +237,9 @@ CUresult fake_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handle, 
   if (function == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   if (current() != function->module->context) return CUDA_ERROR_INVALID_CONTEXT;
   if (config == nullptr || params == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (config->gridDimY != 1 || config->gridDimZ != 1 || config->blockDimY != 1 ||
-      config->blockDimZ != 1 || config->gridDimX == 0 || config->blockDimX == 0 ||
-      config->blockDimX > 1024 ||
+  if (config->gridDimY == 0 || config->gridDimY > 65535 || config->gridDimZ != 1 ||
+      config->blockDimY != 1 || config->blockDimZ != 1 || config->gridDimX == 0 ||
+      config->blockDimX == 0 || config->blockDimX > 1024 ||
       config->sharedMemBytes > static_cast<unsigned>(function->max_dynamic_shared)) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -247,6 +247,7 @@ CUresult fake_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handle, 
   launch.function = function->name;
   launch.module = function->module->load;
   launch.grid = config->gridDimX;
+  launch.grid_y = config->gridDimY;
   launch.block = config->blockDimX;
   launch.shared_bytes = config->sharedMemBytes;
   launch.stream = config->hStream;

@@ -5,7 +5,7 @@
 // depends on it: a per-thread stack of current contexts, a primary context usable only while
 // retained, module loads, unloads and launches only in the context the module was loaded in,
 // handles checked, dynamic shared memory above 48 KiB only after the function's attribute
-// raised it, the stack limit read and set in the current context only. It records every launch
+// raised it, the stack limit read and set only with a context current. It records every launch
 // and fails the call a test names. Nothing runs.
 #pragma once
 
@@ -23,7 +23,8 @@ constexpr int kSmCount = 132;
 struct Launch {
   std::string function;  // the entry point the function was got by
   int module = 0;        // which module load made it: 1 for the process's first, ...
-  unsigned grid = 0;     // gridDimX (Y and Z must be 1)
+  unsigned grid = 0;     // gridDimX
+  unsigned grid_y = 0;   // gridDimY (Z must be 1)
   unsigned block = 0;    // blockDimX (Y and Z must be 1)
   unsigned shared_bytes = 0;
   bool programmatic = false;  // the programmatic stream serialization attribute, set to 1
@@ -41,7 +42,7 @@ struct State {
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   size_t param_bytes = 0;  // how much of a launch's first parameter to copy (0: none)
   int local_bytes = 0;     // every function's local memory a thread (stack frame)
-  size_t stack_limit = 1024;  // the context's CU_LIMIT_STACK_SIZE (CUDA's default)
+  size_t stack_limit = 1024;  // CU_LIMIT_STACK_SIZE, one for all contexts (CUDA's default)
   // Failure injection: the call named `fail_call` (its base name, e.g. "cuModuleLoadData")
   // returns `fail_result` once `calls` counts `fail_after` calls of it, and every time after.
   std::string fail_call;

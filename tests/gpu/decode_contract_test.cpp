@@ -10,6 +10,8 @@
 
 #include "gpu_env.h"
 #include "reference/codecs.h"
+#include "runtime/decode_scheduler.h"
+#include "runtime/device_info.h"
 
 namespace smla::gpu_test {
 namespace {
@@ -190,6 +192,14 @@ TEST(DecodeContract, PrefixItemsKeepANegativeZeroTotal) {
     set_bf16_token(source, page_size, index, 0, ref::float_to_bf16(0.46875f));
   });
   // 100 rows run prefix items of 4 segments, the 250 whole rows.
+  DeviceInfo device;
+  ASSERT_TRUE(GpuEnv::get().session->info(&device).is_ok());
+  DecodeTiles tiles;
+  ASSERT_TRUE(decode_tiles(device.arch, problem, true, &tiles).is_ok());
+  const DecodeScheduler scheduler(KernelKey::decode(device.arch, problem, tiles.tile), tiles.narrow,
+                                  tiles.fast);
+  ASSERT_EQ(scheduler.plan(100).prefix_segments, 4);
+  ASSERT_FALSE(scheduler.plan(250).split);
   std::vector<uint16_t> full_out;
   expect_slices_match_full_call(host, {{0, 100}, {100, 100}}, &full_out);
   if (HasFatalFailure()) return;

@@ -91,7 +91,9 @@ TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
     const KernelKey key = KernelKey::decode("sm_90a", valid_problem(), tile);
     const fake_cuda::Launch& kernel = fake_->launches[0];
     EXPECT_EQ(kernel.function, "smla_decode");
-    EXPECT_EQ(kernel.grid, plan.decode_blocks);
+    // Prefix calls: a grid row per item of a row (work_item).
+    EXPECT_EQ(kernel.grid_y, rows == 97 ? 4u : 1u);
+    EXPECT_EQ(kernel.grid * kernel.grid_y, plan.decode_blocks);
     EXPECT_EQ(kernel.block, 32u * tile.warps);
     EXPECT_EQ(kernel.shared_bytes, key.geometry().smem_bytes);
     EXPECT_FALSE(kernel.programmatic);
@@ -108,9 +110,10 @@ TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
     EXPECT_EQ(params.partial_out, split ? p.workspace : nullptr);
     if (split) {
       const fake_cuda::Launch& combine = fake_->launches[1];
-      EXPECT_EQ(combine.function, "smla_combine");
+      EXPECT_EQ(combine.function, rows == 97 ? "smla_combine_prefix" : "smla_combine");
       EXPECT_NE(combine.module, kernel.module);
       EXPECT_EQ(combine.grid, plan.combine_blocks);
+      EXPECT_EQ(combine.grid_y, 1u);
       EXPECT_EQ(combine.block,
                 static_cast<unsigned>(combine_shape(key.geometry().segments).threads));
       EXPECT_EQ(combine.shared_bytes, 0u);

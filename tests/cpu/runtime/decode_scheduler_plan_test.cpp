@@ -42,6 +42,8 @@ void check_plans(const KernelKey& key) {
       EXPECT_LT(plan.prefix_segments, segments);
       const int64_t items = rows * (segments - plan.prefix_segments + 1) * head_groups;
       EXPECT_EQ(plan.decode_blocks, items);
+      // Prefix calls' grid has a row per item of a row (work_item).
+      EXPECT_EQ(plan.decode_grid_y, plan.prefix_segments > 1 ? items / (rows * head_groups) : 1);
       EXPECT_EQ(plan.combine_blocks, rows * heads);
       EXPECT_EQ(plan.workspace_bytes, static_cast<size_t>(items * item_floats * 4));
       EXPECT_LE(plan.workspace_bytes, static_cast<size_t>(DecodeScheduler::kWorkspaceLimit));
@@ -51,6 +53,7 @@ void check_plans(const KernelKey& key) {
     } else {
       EXPECT_EQ(plan.prefix_segments, 1);
       EXPECT_EQ(plan.decode_blocks, rows * head_groups);
+      EXPECT_EQ(plan.decode_grid_y, 1);
       EXPECT_EQ(plan.combine_blocks, 0);
       EXPECT_EQ(plan.workspace_bytes, 0u);
     }
@@ -105,6 +108,10 @@ TEST(DecodeSchedulerPlan, WaveBoundOfTheHeadsOnMKernel) {
         KernelKey::decode("sm_90a", problem, default_tile_config("", problem)));
     SCOPED_TRACE(c.heads);
     EXPECT_EQ(scheduler.max_split_rows(), c.rows);
+    EXPECT_TRUE(scheduler.splits(c.rows));
+    // Past it: prefix items or whole rows.
+    const DecodeLaunch past = scheduler.plan(c.rows + 1);
+    EXPECT_EQ(past.split, past.prefix_segments > 1);
   }
   // 16 heads (the entries-on-M kernel, two CTAs per SM): kSplitCtaLimit binds, as before.
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
