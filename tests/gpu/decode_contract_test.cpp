@@ -50,9 +50,9 @@ smla_args row_slice(const smla_problem& p, const smla_args& args, int first, int
 void expect_slices_match_full_call(const ref::HostCase& host,
                                    const std::vector<std::pair<int, int>>& slices,
                                    std::vector<uint16_t>* full_out = nullptr) {
-  SCOPED_TRACE(::testing::Message() << host.problem.num_heads << " heads, layout "
-                                    << host.problem.kv_layout << ", q dtype "
-                                    << host.problem.q_dtype);
+  SCOPED_TRACE(::testing::Message()
+               << host.problem.num_heads << " heads, layout " << host.problem.kv_layout
+               << ", q dtype " << host.problem.q_dtype);
   GpuEnv& env = GpuEnv::get();
   const int total = host.num_rows;
   tools::DeviceCase dc;
@@ -204,7 +204,8 @@ TEST(DecodeContract, PrefixItemsKeepANegativeZeroTotal) {
   expect_slices_match_full_call(host, {{0, 100}, {100, 100}}, &full_out);
   if (HasFatalFailure()) return;
   int negative_zeros = 0;
-  for (size_t i = 0; i < full_out.size(); i += SMLA_HEAD_DIM) negative_zeros += full_out[i] == 0x8000;
+  for (size_t i = 0; i < full_out.size(); i += SMLA_HEAD_DIM)
+    negative_zeros += full_out[i] == 0x8000;
   EXPECT_GT(negative_zeros, 0) << "no row's dim 0 is -0: the case misses the edge it tests";
 }
 
