@@ -373,7 +373,6 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   params.split = plan.split ? 1 : 0;
   params.prefix_segments = plan.prefix_segments;
   params.folds = !plan.split || plan.prefix_segments > 1 ? 1 : 0;
-  params.paired = plan.paired ? 1 : 0;
   params.q = args.q;
   params.q_row_stride = args.q_row_stride;
   params.q_head_stride = args.q_head_stride;
@@ -417,14 +416,6 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   config.blockDimY = config.blockDimZ = 1;
   config.sharedMemBytes = static_cast<unsigned>(decode.smem_bytes);
   config.hStream = stream;
-  CUlaunchAttribute cluster{};
-  if (plan.paired) {  // a row's two CTAs, side by side in x, form a cluster
-    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    cluster.value.clusterDim.x = 2;
-    cluster.value.clusterDim.y = cluster.value.clusterDim.z = 1;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-  }
   SMLA_TRY(driver_->check(driver_->cuLaunchKernelEx(&config, decode.function, kernel_args, nullptr),
                           "cuLaunchKernelEx(decode)"));
   if (!plan.split) return ok_status();

@@ -19,10 +19,6 @@ DecodeScheduler::DecodeScheduler(const KernelKey& decode_key,
       (static_cast<double>(decode_key.tile.tile_entries) * geometry_.chunks_per_entry * 16);
   max_split_rows_ = std::min({kSplitCtaLimit / head_groups_, wave_split_rows(decode_key.tile),
                               max_fitting_rows(heads_per_cta_, head_groups_, geometry_.segments)});
-  if (decode_key.tile.mma == MmaPath::kMmaSync && decode_key.layout != SMLA_KV_BF16 &&
-      geometry_.segments > 1 && wave_ctas_ > kWaveSms) {
-    max_paired_rows_ = wave_ctas_ / (2 * static_cast<int64_t>(head_groups_));
-  }
   // A narrow split differs in its heads per CTA, and (batch-variant mode's few-row and wave
   // splits) in its segments. Its max_rows bound its grid already.
   int64_t last_split_rows = max_split_rows_;
@@ -140,12 +136,6 @@ DecodeLaunch DecodeScheduler::plan(int num_rows) const {
     DecodeLaunch launch = split_launch(num_rows, narrow_[i].heads_per_cta, narrow_[i].head_groups,
                                        narrow_[i].segments);
     launch.narrow = static_cast<int>(i);
-    return launch;
-  }
-  if (num_rows > max_split_rows_ && num_rows <= max_paired_rows_) {
-    DecodeLaunch launch;
-    launch.paired = true;
-    launch.decode_blocks = 2 * static_cast<int64_t>(num_rows) * head_groups_;
     return launch;
   }
   if (num_rows < static_cast<int64_t>(prefix_by_rows_.size()) && prefix_by_rows_[num_rows] > 0) {

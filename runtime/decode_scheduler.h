@@ -25,7 +25,6 @@ struct DecodeLaunch {
   int narrow = -1;    // the narrow split that runs (an index into the scheduler's), or -1
   int64_t decode_blocks = 0;
   int decode_grid_y = 1;  // prefix calls: the items of a row, the decode grid's y (work_item)
-  bool paired = false;    // whole rows, each by a cluster of two CTAs (decode_blocks counts both)
   int prefix_segments = 1;       // split: the segments of a row's first item (work_item)
   int64_t combine_blocks = 0;    // 0 when not split
   size_t workspace_bytes = 0;    // what this call needs
@@ -82,19 +81,12 @@ class DecodeScheduler {
   // rows (two per SM) on the H200: 63.03 / 87.60 and 30.82 / 40.97 us.
   static constexpr double kPrefixGain = 0.9;
   static constexpr double kAloneTileCost = 0.72;
-  // NOTE: whole rows past the split run paired (each row by a 2-CTA cluster that splits its
-  // segments between the two CTAs and keeps the row's bits; templates/decode_kernel.cuh) while
-  // the pairs fit one wave, for the entries-on-M kernel of two CTAs per SM on an fp8 layout:
-  // there whole rows would run one CTA per SM (16 heads of 128 + 1024 at 128 rows: 63.38 us
-  // against 87.77 at 256 on the H200).
 
   DecodeLaunch plan(int num_rows) const;
   // The largest workspace any num_rows <= max_rows needs.
   size_t workspace_bytes(int max_rows) const;
   // Whether the call runs the combine kernel (split into segments or prefix items).
   bool splits(int num_rows) const { return plan(num_rows).split; }
-  // The most rows that run paired (0: none); they start past max_split_rows().
-  int64_t max_paired_rows() const { return max_paired_rows_; }
   // The largest num_rows the default tile splits (into one-segment items, or prefix items where
   // the estimate prefers them); 0 for kernels of one segment.
   int64_t max_split_rows() const { return max_split_rows_; }
@@ -118,7 +110,6 @@ class DecodeScheduler {
   double partial_tiles_ = 0;  // an item's partial in tiles of gathered entries (prefix items)
   int head_groups_ = 0;
   int64_t max_split_rows_ = 0;
-  int64_t max_paired_rows_ = 0;
   int fast_head_groups_ = 0;
   int64_t fast_min_rows_ = 0;  // calls of at least this many rows run the fast path (0: none)
   struct Narrow {

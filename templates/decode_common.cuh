@@ -40,29 +40,15 @@ static_assert(kGatherThreads <= kThreads && kGatherThreads % 32 == 0, "whole gat
 static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
 
 // The nonempty tiles of a row inside [begin, end), in order: source 0's tiles up to its length,
-// then source 1's. Gathering and computing walk the same list. A CTA of a paired row
-// (run_cta) walks only the segments of its parity (`parity` 0 or 1; -1: every segment).
+// then source 1's. Gathering and computing walk the same list.
 struct TileWalk {
   int first;         // the first tile (meaningless when count is 0)
   int first_end;     // source 0's nonempty tiles end here...
   int second_begin;  // ...and source 1's begin here
   int count;
-  int parity;
-  SMLA_DEVICE int next(int tile) const {
-    const int next = tile + 1 == first_end ? second_begin : tile + 1;
-    return parity < 0 ? next : own(next);
-  }
-  // The first tile at or after `tile` in a segment of the walk's parity, past the gap between
-  // the sources.
-  SMLA_DEVICE int own(int tile) const {
-    for (;;) {
-      if (tile >= first_end && tile < second_begin) tile = second_begin;
-      if ((tile / kSegmentTiles) % 2 == parity) return tile;
-      tile = (tile / kSegmentTiles + 1) * kSegmentTiles;
-    }
-  }
-  // The walk's i-th tile (i < count; every segment). NOTE: without source 0's tiles, first is
-  // second_begin and first_end lies before it.
+  SMLA_DEVICE int next(int tile) const { return tile + 1 == first_end ? second_begin : tile + 1; }
+  // The walk's i-th tile (i < count). NOTE: without source 0's tiles, first is second_begin
+  // and first_end lies before it.
   SMLA_DEVICE int at(int i) const {
     const int first_count = first_end > first ? first_end - first : 0;
     return i < first_count ? first + i : second_begin + (i - first_count);
@@ -75,26 +61,16 @@ SMLA_DEVICE int clamp_length(const int* lengths, int row, int width) {
   return length < 0 ? 0 : (length > width ? width : length);
 }
 
-SMLA_DEVICE TileWalk make_walk(int length0, int length1, int begin, int end, int parity = -1) {
+SMLA_DEVICE TileWalk make_walk(int length0, int length1, int begin, int end) {
   const int first_count = max(0, min(end, ceil_div(length0, kTileEntries)) - begin);
   const int second_begin = max(begin, kGeo.tiles0);
-  const int second_end = min(end, kGeo.tiles0 + ceil_div(length1, kTileEntries));
+  const int second_count =
+      max(0, min(end, kGeo.tiles0 + ceil_div(length1, kTileEntries)) - second_begin);
   TileWalk walk;
   walk.first = first_count > 0 ? begin : second_begin;
   walk.first_end = begin + first_count;
   walk.second_begin = second_begin;
-  walk.count = first_count + max(0, second_end - second_begin);
-  walk.parity = parity;
-  if (parity >= 0) {
-    walk.count = 0;
-    for (int segment = parity; segment * kSegmentTiles < end; segment += 2) {
-      const int low = max(segment * kSegmentTiles, begin);
-      const int high = min((segment + 1) * kSegmentTiles, end);
-      walk.count += max(0, min(high, walk.first_end) - low) +
-                    max(0, min(high, second_end) - max(low, second_begin));
-    }
-    walk.first = walk.own(walk.first);
-  }
+  walk.count = first_count + second_count;
   return walk;
 }
 
@@ -456,7 +432,6 @@ constexpr float kLazyMargin = 15.0f;
 struct WorkItem {
   i64 item;  // the CTA's index, in split mode its partial's slot
   int row, head_group, begin, end, length0, length1;
-  int parity;  // paired rows: the CTA's rank in its cluster, the parity of its segments; else -1
 };
 
 SMLA_DEVICE WorkItem work_item(const DecodeParams& p) {
@@ -476,12 +451,6 @@ SMLA_DEVICE WorkItem work_item(const DecodeParams& p) {
     w.row = rest;
     w.begin = 0;
     w.end = kGeo.tiles;
-  }
-  w.parity = -1;
-  if (p.paired) {  // CTAs (row, head group, rank), the ranks of a cluster side by side
-    w.parity = (int)(blockIdx.x & 1);
-    w.head_group = (int)((blockIdx.x >> 1) % kHeadGroups);
-    w.row = (int)((blockIdx.x >> 1) / kHeadGroups);
   }
   w.length0 = clamp_length(p.sources[0].lengths, w.row, kWidth0);
   w.length1 = kNumSources > 1 ? clamp_length(p.sources[1].lengths, w.row, kWidth1) : 0;

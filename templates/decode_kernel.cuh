@@ -43,111 +43,6 @@ namespace decode {
 // schedules the whole loop worse (1-1.5% slower), so only there.
 constexpr bool kFreshTilesExact = kHeadsPerCta == 32;
 
-// Paired rows (DecodeParams::paired): a row's two CTAs form a cluster; rank 0, the leader, walks
-// the even segments and rank 1 the odd ones. The leader folds every segment into its total in
-// order, the odd ones from the follower's shared memory: in step i the follower publishes
-// segment 2i + 1 (values in its total's place, (max, sum) in its fold buffer; an empty one as
-// max -inf) and the leader folds it after its own segment 2i. The folds are those of a
-// whole-row CTA, so a row's bits stay the same. Each step is two phases of the cluster barrier
-// ("published", "folded"), and the follower refills its buffer only after "folded".
-// NOTE: for the kernels of two CTAs per SM: 97-132 rows of 16 heads run whole rows one CTA
-// per SM; paired, the SMs hold two and a row's path is half its segments.
-constexpr bool kPairable = kFolds && kTotalInSmem;
-constexpr int kPairSteps = kGeo.segments / 2;
-
-// Folds the next segment into the total: its (max, sum) per combo from `segment_max` and
-// `segment_sum(k)`, its values from `values(mt, nt)`. Buffer folds % 2 holds the folded
-// (max, sum) per head; the fold reads it and the first thread of each head writes the other
-// (a barrier lies between two folds, so one buffer never has a reader and a writer at once).
-template <typename Sum, typename Values>
-SMLA_DEVICE void fold_next(unsigned char* smem, const Lanes& t, Accumulators& acc, float* folded,
-                           int& folds, const float (&segment_max)[kCombos], Sum segment_sum,
-                           Values values) {
-  const float* from = folded + (folds % 2) * 2 * kHeadsPerCta;
-  float* to = folded + (1 - folds % 2) * 2 * kHeadsPerCta;
-  ++folds;
-  FoldStep step[kCombos];
-#pragma unroll
-  for (int k = 0; k < kCombos; ++k) {
-    float total_max = from[2 * t.head(k)], total_sum = from[2 * t.head(k) + 1];
-    step[k] = fold_state(total_max, total_sum, segment_max[k], segment_sum(k));
-    if (t.warp == 0 && t.g == 0) to[2 * t.head(k)] = total_max, to[2 * t.head(k) + 1] = total_sum;
-  }
-  fold_values(smem, acc, step, values);
-}
-
-// Folds the CTA's segment (its maxima, its sums in their slots, the accumulators) into the
-// total and clears the accumulators.
-SMLA_DEVICE void fold_segment(unsigned char* smem, const Lanes& t, Accumulators& acc,
-                              float* folded, int& folds, const float (&segment_max)[kCombos],
-                              const float* sums) {
-  fold_next(
-      smem, t, acc, folded, folds, segment_max,
-      [&](int k) { return read_sum(sums, t.head(k)); },
-      [&](int mt, int nt) {
-        const float* o = acc.o[mt][nt];
-        return make_float4(o[0], o[1], o[2], o[3]);
-      });
-  clear_accumulators(acc);
-}
-
-// Paired rows, the leader: one step, the follower's next segment folded from its shared memory.
-SMLA_DEVICE void fold_partner(unsigned char* smem, const Lanes& t, Accumulators& acc,
-                              float* folded, int& folds) {
-  cluster_arrive();
-  cluster_wait();  // "published"
-  const float* ml = cluster_map(folded, 1u);
-  const float4* values = cluster_map((const float4*)(smem + kGeo.total_offset), 1u);
-  // NOTE: every remote load is issued before the first fold: generic stores to the total between
-  // them would otherwise keep each load waiting for the last (~4 us a step measured at 16 heads).
-  float segment_max[kCombos], segment_sum[kCombos];
-#pragma unroll
-  for (int k = 0; k < kCombos; ++k) {
-    segment_max[k] = ml[2 * t.head(k)];
-    segment_sum[k] = ml[2 * t.head(k) + 1];
-  }
-  float4 part[kPvMTiles][kNTiles];
-#pragma unroll
-  for (int mt = 0; mt < kPvMTiles; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < kNTiles; ++nt)
-      part[mt][nt] = values[(mt * kNTiles + nt) * kThreads + threadIdx.x];
-  fold_next(
-      smem, t, acc, folded, folds, segment_max, [&](int k) { return segment_sum[k]; },
-      [&](int mt, int nt) { return part[mt][nt]; });
-  cluster_arrive();
-  cluster_wait();  // "folded"
-}
-
-// Paired rows, the follower: step `steps`, its segment (or an empty one) where the leader reads
-// it: the values in the total's place (each thread its own, as total_at lays them out), the
-// (max, sum) per head in fold buffer 0. Leaves "folded" to wait for before the next step.
-SMLA_DEVICE void publish_segment(unsigned char* smem, const Lanes& t, Accumulators& acc,
-                                 float* folded, int steps, bool nonempty,
-                                 const float (&segment_max)[kCombos], const float* sums = nullptr) {
-  if (steps > 0) cluster_wait();  // "folded" of the last step: the leader is done reading
-  if (t.warp == 0 && t.g == 0) {
-#pragma unroll
-    for (int k = 0; k < kCombos; ++k) {
-      folded[2 * t.head(k)] = nonempty ? segment_max[k] : neg_inf();
-      folded[2 * t.head(k) + 1] = nonempty ? read_sum(sums, t.head(k)) : 0.0f;
-    }
-  }
-  if (nonempty) {
-#pragma unroll
-    for (int mt = 0; mt < kPvMTiles; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < kNTiles; ++nt) {
-        const float* o = acc.o[mt][nt];
-        *(float4*)&total_at(smem, acc, mt, nt, 0) = make_float4(o[0], o[1], o[2], o[3]);
-      }
-    clear_accumulators(acc);
-  }
-  cluster_arrive();
-  cluster_wait();  // "published"
-  cluster_arrive();
-}
-
 SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkItem& w) {
   const int length0 = w.length0, length1 = w.length1, row = w.row, head_group = w.head_group;
   const int begin = w.begin, end = w.end;
@@ -174,10 +69,13 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
 #pragma unroll
   for (int k = 0; k < kOwned; ++k) owned_sum[k] = 0.0f;
   // The folded (max, sum) per head (whole rows, prefix items), in shared memory rather than
-  // registers: it is the same for every thread and used once per segment (fold_next).
+  // registers: it is the same for every thread and used once per segment. Buffer `folds % 2` holds
+  // it; a fold reads it and the first thread of each head writes the next buffer (both sides of the
+  // segment end's barrier, so one buffer never has a reader and a writer at once).
   float* folded = (float*)(smem + kGeo.fold_offset);
+  const bool folds_writer = t.warp == 0 && t.g == 0;  // covers every head once
   int folds = 0;
-  if (kFolds && t.warp == 0 && t.g == 0) {  // covers every head once
+  if (kFolds && folds_writer) {
 #pragma unroll
     for (int k = 0; k < kCombos; ++k) {
       folded[2 * t.head(k)] = neg_inf();
@@ -185,21 +83,7 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     }
   }
 
-  const bool paired = kPairable && w.parity >= 0;
-  const bool leader = !paired || w.parity == 0;  // also every CTA of an unpaired call
-  int steps = 0;                      // paired: the steps done
-  const TileWalk walk = make_walk(length0, length1, begin, end, paired ? w.parity : -1);
-  // One step of a paired row: the leader folds the follower's segment 2 step + 1, the follower
-  // publishes it (`nonempty`: its own, else an empty one).
-  const auto pair_step = [&](int step, bool nonempty) {
-    if constexpr (kPairable) {
-      if (leader) {
-        fold_partner(smem, t, acc, folded, folds);
-      } else {
-        publish_segment(smem, t, acc, folded, step, nonempty, seg_max, sums);
-      }
-    }
-  };
+  const TileWalk walk = make_walk(length0, length1, begin, end);
   GatherRing ring;
   ring.start(p, smem, walk, length0, length1, row);
   // After the first copies are issued, so that the query's latency overlaps theirs.
@@ -296,7 +180,6 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
     const int next_tile = walk.next(tile);
     const bool segment_ends =
         i + 1 == walk.count || next_tile / kSegmentTiles != tile / kSegmentTiles;
-    [[maybe_unused]] const int segment = tile / kSegmentTiles;
     tile = next_tile;
     stage = stage + 1 == kStages ? 0 : stage + 1;
     segment_fresh = segment_ends;
@@ -307,29 +190,22 @@ SMLA_DEVICE void run_cta(const DecodeParams& p, unsigned char* smem, const WorkI
       // Without folds (split items of one segment) the segment is the CTA's total: its sums stay
       // in their slots for the code after the loop.
       if (kFolds && p.folds) {
-        if constexpr (kPairable) {
-          // The partner's segments before this one first (the steps of empty own segments).
-          while (paired && 2 * steps + 1 < segment) pair_step(steps++, false);
+        const float* from = folded + (folds % 2) * 2 * kHeadsPerCta;
+        float* to = folded + (1 - folds % 2) * 2 * kHeadsPerCta;
+        ++folds;
+        FoldStep step[kCombos];
+#pragma unroll
+        for (int k = 0; k < kCombos; ++k) {
+          float total_max = from[2 * t.head(k)], total_sum = from[2 * t.head(k) + 1];
+          const float seg_sum = read_sum(sums, t.head(k));
+          step[k] = fold_state(total_max, total_sum, seg_max[k], seg_sum);
+          if (folds_writer) to[2 * t.head(k)] = total_max, to[2 * t.head(k) + 1] = total_sum;
         }
-        if (leader) {
-          fold_segment(smem, t, acc, folded, folds, seg_max, sums);
-          if (kPairable && paired && 2 * steps + 1 < kGeo.segments) pair_step(steps++, false);
-        } else if constexpr (kPairable) {
-          pair_step(steps++, true);
-        }
+        fold_accumulators(smem, acc, step);
 #pragma unroll
         for (int k = 0; k < kCombos; ++k) seg_max[k] = neg_inf();
 #pragma unroll
         for (int k = 0; k < kOwned; ++k) owned_sum[k] = 0.0f;
-      }
-    }
-  }
-  if constexpr (kPairable) {
-    if (paired) {  // the steps after the last nonempty segment; then the follower is done
-      while (steps < kPairSteps) pair_step(steps++, false);
-      if (!leader) {
-        cluster_wait();  // "folded" of the last step: the leader no longer reads this CTA
-        return;
       }
     }
   }

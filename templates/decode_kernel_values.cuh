@@ -35,11 +35,9 @@ SMLA_DEVICE float& total_at(unsigned char* smem, Accumulators& acc, int mt, int 
   return acc.total[kTotalInRegisters ? mt : 0][kTotalInRegisters ? nt : 0][e];
 }
 
-// Folds a segment's values into the total: element e of `segment(mt, nt)` belongs to combo
-// 2nt + (e & 1), as in the accumulators.
-template <typename Segment>
-SMLA_DEVICE void fold_values(unsigned char* smem, Accumulators& acc, const FoldStep (&step)[kCombos],
-                             Segment segment) {
+// Folds the segment's accumulators into the total and clears them for the next segment.
+SMLA_DEVICE void fold_accumulators(unsigned char* smem, Accumulators& acc,
+                                   const FoldStep (&step)[kCombos]) {
 #pragma unroll
   for (int mt = 0; mt < kPvMTiles; ++mt)
 #pragma unroll
@@ -49,28 +47,19 @@ SMLA_DEVICE void fold_values(unsigned char* smem, Accumulators& acc, const FoldS
               ? *(float4*)&total_at(smem, acc, mt, nt, 0)
               : make_float4(total_at(smem, acc, mt, nt, 0), total_at(smem, acc, mt, nt, 1),
                             total_at(smem, acc, mt, nt, 2), total_at(smem, acc, mt, nt, 3));
-      const float4 o = segment(mt, nt);
-      total.x = fold_value(total.x, o.x, step[2 * nt]);
-      total.y = fold_value(total.y, o.y, step[2 * nt + 1]);
-      total.z = fold_value(total.z, o.z, step[2 * nt]);
-      total.w = fold_value(total.w, o.w, step[2 * nt + 1]);
+      float* o = acc.o[mt][nt];  // element e belongs to combo 2nt + (e & 1)
+      total.x = fold_value(total.x, o[0], step[2 * nt]);
+      total.y = fold_value(total.y, o[1], step[2 * nt + 1]);
+      total.z = fold_value(total.z, o[2], step[2 * nt]);
+      total.w = fold_value(total.w, o[3], step[2 * nt + 1]);
       if (kTotalInSmem) {
         *(float4*)&total_at(smem, acc, mt, nt, 0) = total;
       } else {
         total_at(smem, acc, mt, nt, 0) = total.x, total_at(smem, acc, mt, nt, 1) = total.y;
         total_at(smem, acc, mt, nt, 2) = total.z, total_at(smem, acc, mt, nt, 3) = total.w;
       }
+      o[0] = o[1] = o[2] = o[3] = 0.0f;
     }
-}
-
-// Zeroes the accumulators for the next segment.
-SMLA_DEVICE void clear_accumulators(Accumulators& acc) {
-#pragma unroll
-  for (int mt = 0; mt < kPvMTiles; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < kNTiles; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc.o[mt][nt][e] = 0.0f;
 }
 
 // Probability v at byte `at` of the tile (Lanes::owned_prob_at) for the value product: f16 for

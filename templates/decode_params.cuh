@@ -19,7 +19,6 @@ struct DecodeParams {
   int split;            // 1: rows cut into items (work_item), partials out
   int prefix_segments;  // split: the segments of a row's first item (1: one)
   int folds;            // 1: CTAs fold the segments they walk (whole rows; prefix items)
-  int paired;           // 1: whole rows, each by a 2-CTA cluster (run_cta, decode_kernel.cuh)
   const void* q;
   long long q_row_stride;       // elements
   long long q_head_stride;

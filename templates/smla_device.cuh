@@ -81,21 +81,6 @@ SMLA_DEVICE void launch_dependents() {
 }
 SMLA_DEVICE void wait_for_prerequisites() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
-// Thread block clusters (sm_90+). The cluster barrier: every thread of the cluster arrives, then
-// waits; the waits complete once all have arrived, and a CTA's writes before its arrival (shared
-// memory included) are visible to the other CTAs after their wait. A thread alternates the two.
-SMLA_DEVICE void cluster_arrive() {
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-}
-SMLA_DEVICE void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
-// The generic address of `pointer`'s place in the shared memory of the cluster's CTA `rank`.
-template <typename T>
-SMLA_DEVICE T* cluster_map(T* pointer, u32 rank) {
-  T* mapped;
-  asm("mapa.u64 %0, %1, %2;" : "=l"(mapped) : "l"(pointer), "r"(rank));
-  return mapped;
-}
-
 // ---- tensor-core fragments ------------------------------------------------------------------
 
 SMLA_DEVICE void ldmatrix_x2(u32 address, u32& r0, u32& r1) {

@@ -257,14 +257,6 @@ CUresult fake_cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction handle, 
     if (attribute.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION) {
       launch.programmatic = attribute.value.programmaticStreamSerializationAllowed == 1;
     }
-    if (attribute.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
-      const auto& dim = attribute.value.clusterDim;
-      // A grid of whole clusters, as the driver requires.
-      if (dim.x == 0 || dim.y != 1 || dim.z != 1 || config->gridDimX % dim.x != 0) {
-        return CUDA_ERROR_INVALID_VALUE;
-      }
-      launch.cluster_x = dim.x;
-    }
   }
   const auto* first = static_cast<const unsigned char*>(params[0]);
   launch.params.assign(first, first + state().param_bytes);

@@ -28,7 +28,6 @@ struct Launch {
   unsigned block = 0;    // blockDimX (Y and Z must be 1)
   unsigned shared_bytes = 0;
   bool programmatic = false;  // the programmatic stream serialization attribute, set to 1
-  unsigned cluster_x = 0;     // the cluster dimension attribute's x (0: none)
   bool grows_stack = false;   // the function's local memory exceeded the stack limit (a real
                               // driver allocates then)
   CUstream stream = nullptr;

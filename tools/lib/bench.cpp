@@ -279,7 +279,6 @@ Status bench_problem(const smla_problem& problem, const BenchOptions& options,
     if (!call) return error(SMLA_ERR_INTERNAL, "the timed problem is not prepared");
     const DecodeLaunch& launch = call->choice.launch;
     const char* mode = launch.fast                  ? "fast"
-                       : launch.paired              ? "paired"
                        : launch.prefix_segments > 1 ? "prefix"
                        : launch.split               ? "split"
                                                     : "whole";

@@ -37,8 +37,7 @@ struct BenchRow {
   double gather_fraction = 0;
   double mma_fraction = 0;
   std::string mode;    // "split" (segments + combine), "prefix" (a row's first segments folded
-                       // in one CTA, the others one each, + combine), "paired" (a 2-CTA
-                       // cluster per row), "whole" (a CTA per row),
+                       // in one CTA, the others one each, + combine), "whole" (a CTA per row),
                        // "fast" (the batch-variant fast path: smla_options.batch_variant), or
                        // "tuned-" and one of those (a tuning row's tile: autotune/tuning.h)
   bool split = false;  // the call ran the combine kernel ("split" or "prefix")

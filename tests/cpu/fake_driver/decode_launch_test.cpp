@@ -1,6 +1,6 @@
 // smla_decode on a device: what it launches (the scheduled kernel's grid, block and shared
-// memory, a cluster for paired rows, the combine kernel after the decode kernel with
-// programmatic dependent launch, the parameters), in the context it holds whatever is current on the caller's thread, and how a
+// memory, the combine kernel after the decode kernel with programmatic dependent launch, the
+// parameters), in the context it holds whatever is current on the caller's thread, and how a
 // failed launch or a capturing stream is reported.
 #include <cstring>
 #include <string>
@@ -76,35 +76,24 @@ TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
   fake_->param_bytes = sizeof(DecodeParams);
   const auto stream = reinterpret_cast<CUstream>(0x5000);
   // 16 heads of 128 + 512 entries: few rows split over the narrow split's 8-head CTAs or the
-  // default tile's segments, 97 rows run paired (a 2-CTA cluster a row), 140 prefix items (3 of
-  // 5 segments, then one each), 256 whole rows.
-  struct Call {
-    int rows;
-    bool split, paired;
-    int prefix_segments;
-  };
-  for (const Call& call : {Call{1, true, false, 1}, Call{3, true, false, 1},
-                           Call{64, true, false, 1}, Call{97, false, true, 1},
-                           Call{140, true, false, 3}, Call{256, false, false, 1}}) {
-    const int rows = call.rows;
-    const bool split = call.split;
-    const bool prefix = call.prefix_segments > 1;
+  // default tile's segments, 97 rows into prefix items (2 of 5 segments, then one each), 256
+  // run whole rows.
+  for (const auto& [rows, split] :
+       {std::make_pair(1, true), std::make_pair(3, true), std::make_pair(64, true),
+        std::make_pair(97, true), std::make_pair(256, false)}) {
     SCOPED_TRACE(rows);
     fake_->launches.clear();
     ASSERT_TRUE(decode(p, rows, stream));
     const DecodeLaunch plan = p.context->planned_call(valid_problem(), rows)->choice.launch;
     ASSERT_EQ(plan.split, split);
-    ASSERT_EQ(plan.paired, call.paired);
     ASSERT_EQ(fake_->launches.size(), split ? 2u : 1u);
     const TileConfig& tile = plan.narrow < 0 ? tiles.tile : tiles.narrow[plan.narrow].tile;
     const KernelKey key = KernelKey::decode("sm_90a", valid_problem(), tile);
     const fake_cuda::Launch& kernel = fake_->launches[0];
     EXPECT_EQ(kernel.function, "smla_decode");
     // Prefix calls: a grid row per item of a row (work_item).
-    EXPECT_EQ(kernel.grid_y, prefix ? 6u - call.prefix_segments : 1u);
+    EXPECT_EQ(kernel.grid_y, rows == 97 ? 4u : 1u);
     EXPECT_EQ(kernel.grid * kernel.grid_y, plan.decode_blocks);
-    if (call.paired) EXPECT_EQ(kernel.grid, 2u * rows);  // one head group
-    EXPECT_EQ(kernel.cluster_x, call.paired ? 2u : 0u);
     EXPECT_EQ(kernel.block, 32u * tile.warps);
     EXPECT_EQ(kernel.shared_bytes, key.geometry().smem_bytes);
     EXPECT_FALSE(kernel.programmatic);
@@ -114,19 +103,17 @@ TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
     std::memcpy(&params, kernel.params.data(), sizeof params);
     EXPECT_EQ(params.num_rows, rows);
     EXPECT_EQ(params.split, split ? 1 : 0);
-    EXPECT_EQ(params.prefix_segments, call.prefix_segments);
+    EXPECT_EQ(params.prefix_segments, rows == 97 ? 2 : 1);
     EXPECT_EQ(plan.prefix_segments, params.prefix_segments);
-    EXPECT_EQ(params.folds, !split || prefix ? 1 : 0);
-    EXPECT_EQ(params.paired, call.paired ? 1 : 0);
+    EXPECT_EQ(params.folds, !split || rows == 97 ? 1 : 0);
     EXPECT_EQ(params.out, valid_args(valid_problem(), rows).out);
     EXPECT_EQ(params.partial_out, split ? p.workspace : nullptr);
     if (split) {
       const fake_cuda::Launch& combine = fake_->launches[1];
-      EXPECT_EQ(combine.function, prefix ? "smla_combine_prefix" : "smla_combine");
+      EXPECT_EQ(combine.function, rows == 97 ? "smla_combine_prefix" : "smla_combine");
       EXPECT_NE(combine.module, kernel.module);
       EXPECT_EQ(combine.grid, plan.combine_blocks);
       EXPECT_EQ(combine.grid_y, 1u);
-      EXPECT_EQ(combine.cluster_x, 0u);
       EXPECT_EQ(combine.block,
                 static_cast<unsigned>(combine_shape(key.geometry().segments).threads));
       EXPECT_EQ(combine.shared_bytes, 0u);

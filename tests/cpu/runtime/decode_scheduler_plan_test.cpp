@@ -1,14 +1,10 @@
 // DecodeScheduler::plan: a call splits iff the kernel has more than one segment,
 // rows * head_groups <= kSplitCtaLimit, the split grid's waves stay within
 // tiles / (segment tiles + kSplitOverheadTiles) and the partials fit kWorkspaceLimit (into its
-// segments, or prefix items for kernels of one CTA per SM); past that it runs paired rows
-// (entries-on-M kernels of two CTAs per SM on an fp8 layout, while the pairs fit a wave), prefix
-// items or whole rows; the grids and the workspace follow from that choice and the kernel's
-// shape alone.
+// segments, or prefix items for kernels of one CTA per SM); past that it runs prefix items or
+// whole rows; the grids and the workspace follow from that choice and the kernel's shape alone.
 #include <gtest/gtest.h>
 
-#include "autotune/heuristics.h"
-#include "cpu/codegen/dsv4_problems.h"
 #include "cpu/runtime/decode_scheduler_keys.h"
 #include "runtime/decode_scheduler.h"
 
@@ -39,18 +35,6 @@ void check_plans(const KernelKey& key) {
     if (split && key.tile.min_blocks_per_sm > 1) {
       EXPECT_EQ(plan.prefix_segments, 1);
     }
-    const bool paired = !split && key.tile.mma == MmaPath::kMmaSync &&
-                        key.layout != SMLA_KV_BF16 && segments > 1 &&
-                        key.tile.min_blocks_per_sm > 1 && 2 * rows * head_groups <= wave_ctas;
-    EXPECT_EQ(plan.paired, paired);
-    if (paired) {  // two CTAs a row, no partials
-      EXPECT_FALSE(plan.split);
-      EXPECT_EQ(plan.decode_blocks, 2 * rows * head_groups);
-      EXPECT_EQ(plan.decode_grid_y, 1);
-      EXPECT_EQ(plan.combine_blocks, 0);
-      EXPECT_EQ(plan.workspace_bytes, 0u);
-      continue;
-    }
     // Past the split, prefix items (decode_scheduler_prefix_test.cpp) or whole rows.
     EXPECT_EQ(plan.split, split || plan.prefix_segments > 1);
     if (plan.split) {
@@ -78,35 +62,6 @@ void check_plans(const KernelKey& key) {
 
 TEST(DecodeSchedulerPlan, SplitsSmallCallsOfMultiSegmentKernels) {
   for (const KernelKey& key : scheduler_keys()) check_plans(key);
-}
-
-TEST(DecodeSchedulerPlan, PairedRowsOfTheDsv4Shapes) {
-  // The entries-on-M kernels of 8 and 16 heads (two CTAs per SM, 264 slots) pair rows past
-  // their split (96 rows) up to 132, on the fp8 layouts only; the heads-on-M kernel (32 and 64
-  // heads) and the wgmma kernel (128 heads on sm_90a), one CTA per SM, never.
-  for (const int heads : {8, 16}) {
-    for (const smla_kv_layout layout : {SMLA_KV_FP8_PACKED, SMLA_KV_FP8_UNIFORM, SMLA_KV_BF16}) {
-      SCOPED_TRACE(::testing::Message() << heads << " heads, layout " << layout);
-      smla_problem problem = test::dsv4_compressed_problem(heads, 64, 1024);
-      problem.kv_layout = layout;
-      const DecodeScheduler scheduler(
-          KernelKey::decode("sm_90a", problem, default_tile_config("sm_90a", problem)));
-      const bool fp8 = layout != SMLA_KV_BF16;
-      EXPECT_EQ(scheduler.max_paired_rows(), fp8 ? 132 : 0);
-      EXPECT_FALSE(scheduler.plan(96).paired);
-      EXPECT_EQ(scheduler.plan(97).paired, fp8);
-      EXPECT_EQ(scheduler.plan(132).paired, fp8);
-      EXPECT_FALSE(scheduler.plan(133).paired);
-      if (fp8) EXPECT_EQ(scheduler.plan(100).decode_blocks, 200);  // bf16: prefix items
-    }
-  }
-  for (const int heads : {32, 64, 128}) {
-    SCOPED_TRACE(heads);
-    const smla_problem problem = test::dsv4_compressed_problem(heads, 64, 1024);
-    const DecodeScheduler scheduler(
-        KernelKey::decode("sm_90a", problem, default_tile_config("sm_90a", problem)));
-    EXPECT_EQ(scheduler.max_paired_rows(), 0);
-  }
 }
 
 TEST(DecodeSchedulerPlan, SplitLimitExamples) {

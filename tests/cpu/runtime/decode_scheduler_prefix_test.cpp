@@ -20,23 +20,22 @@ DecodeScheduler default_scheduler(const std::string& arch, const smla_problem& p
 
 TEST(DecodeSchedulerPrefix, EntriesOnMKernel) {
   // DSv4-Pro TP 8 CSA: 16 heads, 36 tiles of 32 entries in 9 segments of 4, two CTAs per SM
-  // (264 slots); a partial (16 * 514 floats) is 1.78 tiles of entries. Up to 132 rows past the
-  // split run paired (decode_scheduler_plan_test.cpp). At 140 rows the whole rows take 36 tiles,
-  // 32.4 with the gain. Prefix items of P segments cost max(4P + 2 + 1.78, 140 * (4P + 3.78 +
-  // (9 - P) * 7.78) / 264): 6 segments max(27.78, 27.1); 5: max(23.78, 29.1); 7: 31.78.
+  // (264 slots); a partial (16 * 514 floats) is 1.78 tiles of entries (32 * 576 bytes). At 100
+  // rows the whole rows run alone on their SMs: 0.72 * 36 = 25.9 tiles, 23.3 with the gain.
+  // Prefix items of 4 segments: max(16 + 2 + 1.78, 100 * (19.78 + 5 * 7.78) / 264 = 22.2); of
+  // 3: 100 * (15.78 + 6 * 7.78) / 264 = 23.7; of 5: 23.8.
   const DecodeScheduler scheduler =
       default_scheduler("sm_90a", test::dsv4_compressed_problem(16, 64, 1024));
   EXPECT_EQ(scheduler.max_split_rows(), 96);
-  EXPECT_EQ(scheduler.max_paired_rows(), 132);
-  EXPECT_TRUE(scheduler.plan(100).paired);
-  const DecodeLaunch plan = scheduler.plan(140);
+  const DecodeLaunch plan = scheduler.plan(100);
   EXPECT_TRUE(plan.split);
-  EXPECT_EQ(plan.prefix_segments, 6);
-  EXPECT_EQ(plan.decode_blocks, 140 * 4);
-  EXPECT_EQ(plan.combine_blocks, 140 * 16);
+  EXPECT_EQ(plan.prefix_segments, 4);
+  EXPECT_EQ(plan.decode_blocks, 100 * 6);
+  EXPECT_EQ(plan.combine_blocks, 100 * 16);
+  // 128 rows: 4 segments cost 128 * 58.7 / 264 = 28.5, 5 cost 23.8: whole rows.
+  EXPECT_FALSE(scheduler.plan(128).split);
   // 256 rows fill 256 of the 264 slots: whole rows.
   EXPECT_FALSE(scheduler.plan(256).split);
-  EXPECT_FALSE(scheduler.plan(256).paired);
   EXPECT_EQ(scheduler.plan(256).prefix_segments, 1);
 }
 

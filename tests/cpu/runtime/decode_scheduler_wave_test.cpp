@@ -34,7 +34,6 @@ TEST(DecodeSchedulerWave, EachRowCountRunsTheMostSegmentsThatFitAWave) {
     // The last wave split reaches past the default's split bound (96 rows); then whole rows.
     EXPECT_EQ(launch.split, rows <= 132);
     EXPECT_EQ(launch.fast, rows > 132);
-    EXPECT_FALSE(launch.paired);  // the wave splits take the default mode's paired rows
     const int segments = expected_narrow == 2   ? 5
                          : expected_narrow == 3 ? 3
                          : expected_narrow == 4 ? 2
