@@ -7,12 +7,14 @@ cmake --build build --target smla_cli smla_gpu_tests smla_c_api_test smla
 rm -rf carry && mkdir -p carry
 cp build/smla build/smla_gpu_tests build/smla_c_api_test carry/
 cp -P build/libsmla.so* carry/
-# The gather-ceiling and wgmma-rate probes (`tools/gpu-round.sh ceiling wgmma-rate`), where nvcc
+# The gather-ceiling, wgmma-rate and cluster-occupancy probes (`tools/gpu-round.sh ceiling
+# wgmma-rate cluster-occupancy`), where nvcc
 # is present.
 nvcc=${CUDAToolkit_ROOT:-/usr/local/cuda}/bin/nvcc
 if [ -x "$nvcc" ]; then
   "$nvcc" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o carry/gather_ceiling tools/gather_ceiling.cu
   "$nvcc" -O3 -std=c++17 -I. -gencode=arch=compute_90a,code=sm_90a -o carry/wgmma_rate tools/wgmma_rate.cu
+  "$nvcc" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o carry/cluster_occupancy tools/cluster_occupancy.cu
 fi
 SMLA_CACHE=$PWD/carry/cache.sqlite SMLA_PREWARM_ARCH=sm_90a build/smla_gpu_tests --gtest_brief=1 >/dev/null
 # The presets at the benchmarked context lengths, for the H200 and for the sm_100a SASS check.

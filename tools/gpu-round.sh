@@ -2,7 +2,7 @@
 # One GPU round on the H200 machine (shared/GPU.md): run from the repository root of the copy
 # there, with the binaries and a prewarmed cache built here in carry/ (tools/gpu-carry.sh).
 #   tools/gpu-round.sh [tests] [sanitize] [race] [bench] [tune] [sass] [ncu] [ncu-sass] [ceiling]
-#                      [wgmma-rate]
+#                      [wgmma-rate] [cluster-occupancy]
 #   (default: tests sanitize bench sass)
 #   SANITIZE_FILTER: the gtest filter the sanitizers run (default Sanitized.*)
 # Logs and JSON go to $OUT; a short summary is printed last.
@@ -108,6 +108,11 @@ if has wgmma-rate; then
   timeout 120 carry/wgmma_rate >"$OUT/wgmma_rate.txt" 2>&1
   summary+=("wgmma-rate: rc=$?")
   cat "$OUT/wgmma_rate.txt"
+fi
+if has cluster-occupancy; then
+  # How many 2-CTA clusters of the 16-head kernel's shape stay resident (tools/cluster_occupancy.cu).
+  timeout 60 carry/cluster_occupancy >"$OUT/cluster_occupancy.txt" 2>&1
+  summary+=("cluster-occupancy: rc=$? $(tr '\n' ';' <"$OUT/cluster_occupancy.txt")")
 fi
 if has sass; then
   # Dump the sm_100a cubins' SASS and count local-memory and MMA instructions.
