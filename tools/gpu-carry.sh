@@ -8,8 +8,7 @@ rm -rf carry && mkdir -p carry
 cp build/smla build/smla_gpu_tests build/smla_c_api_test carry/
 cp -P build/libsmla.so* carry/
 # The gather-ceiling, wgmma-rate and cluster-occupancy probes (`tools/gpu-round.sh ceiling
-# wgmma-rate cluster-occupancy`), where nvcc
-# is present.
+# wgmma-rate cluster-occupancy`), where nvcc is present.
 nvcc=${CUDAToolkit_ROOT:-/usr/local/cuda}/bin/nvcc
 if [ -x "$nvcc" ]; then
   "$nvcc" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -o carry/gather_ceiling tools/gather_ceiling.cu
