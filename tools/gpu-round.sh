@@ -60,7 +60,7 @@ if has bench; then
     args=$(sed 's/SMLA_[A-Z_]*=[^ ]*//g' <<<"$args")
     echo "## $label: ${envs}smla bench $args" >>"$OUT/bench.txt"
     eval "env $envs timeout 120 carry/smla bench $args" >>"$OUT/bench.txt" 2>&1
-  done <"${BENCH_LIST:-tools/bench/matrix.txt}"
+  done < <(cat ${BENCH_LIST:-tools/bench/matrix.txt})  # one list, or several separated by spaces
   summary+=("bench: $(grep -c '^h' "$OUT/bench.txt") rows in bench.txt")
 fi
 if has tune; then
