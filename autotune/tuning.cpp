@@ -7,7 +7,8 @@
 #include <algorithm>
 
 #include "autotune/heuristics.h"
-#include "codegen/kernel_key.h"
+#include "codegen/decode_family.h"
+#include "codegen/names.h"
 
 namespace smla {
 
@@ -27,7 +28,7 @@ int bucket_last_rows(int bucket, int max_rows) {
   return bucket == kMaxBatchBucket ? std::max(bucket, max_rows) : 2 * bucket - 1;
 }
 
-std::string tuning_problem_text(const smla_problem& problem, bool batch_invariant) {
+std::string tuning_problem_text(const smla_problem& problem, bool batch_variant) {
   std::string text = fmt::format("heads={};q={};kv={};sources={}", problem.num_heads,
                                  dtype_name(problem.q_dtype), layout_name(problem.kv_layout),
                                  problem.num_sources);
@@ -36,11 +37,11 @@ std::string tuning_problem_text(const smla_problem& problem, bool batch_invarian
                         problem.sources[s].width);
   }
   return text + fmt::format(";sink={};lse={};mode={}", problem.has_sink ? 1 : 0,
-                            problem.want_lse ? 1 : 0, batch_invariant ? "invariant" : "variant");
+                            problem.want_lse ? 1 : 0, batch_variant ? "variant" : "invariant");
 }
 
-uint64_t tuning_problem_id(const smla_problem& problem, bool batch_invariant) {
-  const std::string text = tuning_problem_text(problem, batch_invariant);
+uint64_t tuning_problem_id(const smla_problem& problem, bool batch_variant) {
+  const std::string text = tuning_problem_text(problem, batch_variant);
   return XXH3_64bits(text.data(), text.size());
 }
 
@@ -55,7 +56,7 @@ namespace {
 
 class CandidateList {
  public:
-  CandidateList(const std::string& arch, const smla_problem& problem)
+  CandidateList(const ArchSpec& arch, const smla_problem& problem)
       : arch_(arch), problem_(problem) {}
 
   // Each width up to `base`'s, each stage count of 2..4 and 1 or 2 CTAs per SM.
@@ -74,14 +75,14 @@ class CandidateList {
     }
   }
   void add(const TileConfig& tile) {
-    if (!KernelKey::decode(arch_, problem_, tile).unsupported_tile().empty()) return;
+    if (!DecodeKernel::of(arch_, problem_, tile).unsupported().empty()) return;
     if (std::find(tiles_.begin(), tiles_.end(), tile) != tiles_.end()) return;
     tiles_.push_back(tile);
   }
   std::vector<TileConfig> take() { return std::move(tiles_); }
 
  private:
-  const std::string& arch_;
+  const ArchSpec& arch_;
   const smla_problem& problem_;
   std::vector<TileConfig> tiles_;
 };
@@ -94,17 +95,17 @@ TileConfig with_segment_entries(TileConfig tile, int entries) {
 
 }  // namespace
 
-std::vector<TileConfig> tuning_candidates(const std::string& arch, const smla_problem& problem,
-                                          bool batch_invariant) {
-  // Each mode's default first (batch-variant mode's is the mma.sync tile).
-  const TileConfig base = default_tile_config(batch_invariant ? arch : "", problem);
+std::vector<TileConfig> tuning_candidates(const ArchSpec& arch, const smla_problem& problem,
+                                          bool batch_variant) {
+  // Each mode's base first (batch-variant mode's is the mma.sync tile).
+  const TileConfig base = batch_variant ? mma_sync_tile(arch, problem) : default_tile(arch, problem);
   CandidateList list(arch, problem);
   list.add(base);
   list.add_variations(base);
-  if (batch_invariant) return list.take();
-  list.add(default_tile_config(arch, problem));  // the wgmma kernel in segments, on sm_90a
+  if (!batch_variant) return list.take();
+  list.add(default_tile(arch, problem));  // the wgmma kernel in segments, on Hopper
 
-  const int tiles = KernelKey::decode(arch, problem, base).geometry().tiles;
+  const int tiles = DecodeKernel::of(arch, problem, base).geometry().tiles;
   for (const int segments : {1, 2, 4, 8}) {
     TileConfig tile = base;
     tile.segment_tiles = ceil_div(tiles, segments);
@@ -134,12 +135,12 @@ std::vector<TileConfig> tuning_candidates(const std::string& arch, const smla_pr
       list.add(with_segment_entries(other, entries));
     }
   }
-  if (const std::optional<TileConfig> fast = batch_variant_tile(arch, problem)) list.add(*fast);
+  if (const std::optional<TileConfig> fast = fast_tile(arch, problem)) list.add(*fast);
   return list.take();
 }
 
-std::optional<TileConfig> usable_tuned_tile(const std::string& arch, const smla_problem& problem,
-                                            bool batch_invariant, const std::string& config_text,
+std::optional<TileConfig> usable_tuned_tile(const ArchSpec& arch, const smla_problem& problem,
+                                            bool batch_variant, const std::string& config_text,
                                             std::string* why) {
   if (config_text == kHeuristicConfig) {
     *why = "the heuristic schedule was the fastest";
@@ -150,12 +151,12 @@ std::optional<TileConfig> usable_tuned_tile(const std::string& arch, const smla_
     *why = "not a tile configuration";
     return std::nullopt;
   }
-  const std::string unsupported = KernelKey::decode(arch, problem, *tile).unsupported_tile();
+  const std::string unsupported = DecodeKernel::of(arch, problem, *tile).unsupported();
   if (!unsupported.empty()) {
     *why = unsupported;
     return std::nullopt;
   }
-  if (batch_invariant && !same_row_bits(*tile, default_tile_config(arch, problem))) {
+  if (!batch_variant && !same_row_bits(*tile, default_tile(arch, problem))) {
     *why = "it would change a row's bits, and this context is batch-invariant";
     return std::nullopt;
   }
@@ -163,21 +164,21 @@ std::optional<TileConfig> usable_tuned_tile(const std::string& arch, const smla_
 }
 
 std::vector<TunedTile> find_tuned_tiles(CubinStore& store, const TuningDevice& device,
-                                        const std::string& arch, const smla_problem& problem,
-                                        bool batch_invariant, const Logger& log) {
+                                        const ArchSpec& arch, const smla_problem& problem,
+                                        bool batch_variant, const Logger& log) {
   std::vector<TunedTile> tuned;
-  const uint64_t id = tuning_problem_id(problem, batch_invariant);
+  const uint64_t id = tuning_problem_id(problem, batch_variant);
   for (const int bucket : batch_buckets(kMaxBatchBucket)) {
     const std::optional<TuningRow> row = store.find_tuning(id, bucket, device.name,
                                                            device.sm_count, device.driver_version);
     if (!row) continue;
     std::string why;
     if (const std::optional<TileConfig> tile =
-            usable_tuned_tile(arch, problem, batch_invariant, row->config_text, &why)) {
+            usable_tuned_tile(arch, problem, batch_variant, row->config_text, &why)) {
       tuned.push_back({bucket, *tile});
     } else if (row->config_text != kHeuristicConfig) {
       log.info("tuning row of {} for {}+ rows not used ({}): {}",
-               tuning_problem_text(problem, batch_invariant), bucket, row->config_text, why);
+               tuning_problem_text(problem, batch_variant), bucket, row->config_text, why);
     }
   }
   return tuned;

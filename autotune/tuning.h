@@ -1,4 +1,4 @@
-// Tuning rows (DESIGN.md §5): `smla tune` times candidate tile configurations of a problem,
+// Tuning rows (docs/design.md): `smla tune` times candidate tile configurations of a problem,
 // batch bucket by batch bucket, on one device, against the heuristic schedule, and stores the
 // fastest; smla_prepare looks the rows up for its device. This is what both sides share: the
 // buckets, the problem's id in the table, the candidates, and which stored rows a context may
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cache/cubin_store.h"
+#include "codegen/arch.h"
 #include "codegen/tile_config.h"
 #include "support/log.h"
 
@@ -37,8 +38,8 @@ int bucket_last_rows(int bucket, int max_rows);
 // A problem's identity in the tuning table: what its kernels and schedule depend on (heads,
 // dtypes, layout, sources, sink and lse; not q_len, which no kernel depends on) and the mode,
 // since batch-variant mode may store tiles that invariant mode must not run.
-std::string tuning_problem_text(const smla_problem& problem, bool batch_invariant);
-uint64_t tuning_problem_id(const smla_problem& problem, bool batch_invariant);
+std::string tuning_problem_text(const smla_problem& problem, bool batch_variant);
+uint64_t tuning_problem_id(const smla_problem& problem, bool batch_variant);
 
 // The config text of a row that records that no candidate beat the heuristic schedule.
 constexpr const char* kHeuristicConfig = "heuristic";
@@ -53,19 +54,20 @@ bool same_row_bits(const TileConfig& tile, const TileConfig& reference);
 
 // The tiles `smla tune` times for a problem on `arch` (each a whole schedule: the tile runs every
 // call of its bucket, split or whole as the scheduler decides for it):
-// - the heuristic default with every width, stage count and occupancy hint it supports;
-// - without batch_invariant also other segment lengths (whole rows, 2, 4 or 8 segments), the
-//   other mma.sync path, and on sm_90a the wgmma whole-row tile.
-// Every candidate is one this problem can run (unsupported_tile() is empty); the default is the
-// first. In batch-invariant mode every candidate keeps the default's bits (same_row_bits).
-std::vector<TileConfig> tuning_candidates(const std::string& arch, const smla_problem& problem,
-                                          bool batch_invariant);
+// - the mode's heuristic base tile with every width, stage count and occupancy hint it supports;
+// - with batch_variant also other segment lengths (whole rows, 2, 4 or 8 segments), the other
+//   mma.sync path, and on Hopper the wgmma tiles.
+// Every candidate is one this problem can run (DecodeKernel::unsupported() is empty); the base
+// is the first. In batch-invariant mode every candidate keeps the default's bits
+// (same_row_bits).
+std::vector<TileConfig> tuning_candidates(const ArchSpec& arch, const smla_problem& problem,
+                                          bool batch_variant);
 
 // The tile a stored config text lets `problem` run on `arch`, or nullopt with the reason in
 // `why`: the heuristic marker, a text that is no tile, a tile this problem cannot run, or (in
 // batch-invariant mode) a tile that would change a row's bits.
-std::optional<TileConfig> usable_tuned_tile(const std::string& arch, const smla_problem& problem,
-                                            bool batch_invariant, const std::string& config_text,
+std::optional<TileConfig> usable_tuned_tile(const ArchSpec& arch, const smla_problem& problem,
+                                            bool batch_variant, const std::string& config_text,
                                             std::string* why);
 
 struct TunedTile {
@@ -76,7 +78,7 @@ struct TunedTile {
 // The usable rows of every bucket for this problem, mode and device, by rising bucket. A row
 // that cannot be used is skipped with one info line (a heuristic marker silently).
 std::vector<TunedTile> find_tuned_tiles(CubinStore& store, const TuningDevice& device,
-                                        const std::string& arch, const smla_problem& problem,
-                                        bool batch_invariant, const Logger& log);
+                                        const ArchSpec& arch, const smla_problem& problem,
+                                        bool batch_variant, const Logger& log);
 
 }  // namespace smla

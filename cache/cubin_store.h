@@ -1,4 +1,4 @@
-// The persistent kernel cache (DESIGN.md §4): one SQLite file of cubins and tuning rows, an
+// The persistent kernel cache (docs/design.md): one SQLite file of cubins and tuning rows, an
 // optional read-only system cache consulted first, and cross-process leases so that one process
 // compiles each kernel while the others wait for its cubin. Knows SQLite and bytes, not CUDA.
 #pragma once

@@ -1,4 +1,4 @@
-// The optional system cache (a read-only file shipped prewarmed, DESIGN.md 4) in front of the
+// The optional system cache (a read-only file shipped prewarmed, docs/design.md) in front of the
 // user store. Kernels are looked up there first; nothing in it is ever written, not even hits.
 // Maintenance (stats, gc, tuning writes) acts on the user store; verify checks both.
 #pragma once

@@ -46,7 +46,7 @@ CREATE TABLE tuning (
   created INTEGER NOT NULL,
   UNIQUE (problem_id, batch_bucket, device_name, sm_count, driver_version)
 );
--- One row per kernel being compiled: the process that compiles it (DESIGN.md 4).
+-- One row per kernel being compiled: the process that compiles it (docs/design.md).
 CREATE TABLE leases (
   id INTEGER PRIMARY KEY,
   pid INTEGER NOT NULL,

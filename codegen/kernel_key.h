@@ -1,59 +1,45 @@
-// KernelKey: everything that changes the generated code of one kernel (DESIGN.md §3). Its text
-// is canonical and readable ("family=decode;arch=sm_90a;heads=16;..."), logged and shown by
-// `smla cache ls`; its id is XXH3-64 of the text plus the toolchain fingerprint.
-// NOTE: q_len is not in it: the decode kernels compute a request's q_len rows as ordinary rows,
-// each with its own lists, so problems that differ only in q_len share their kernels (a
-// deployment with MTP compiles each kernel once, not once per q_len).
+// KernelKey: one kernel of any family (docs/design.md), as the builder, the cache and the runtime
+// see it. Its text is canonical and readable ("family=decode;arch=sm_90a;heads=16;..."), logged
+// and shown by `smla cache ls`; its id is XXH3-64 of the text plus the toolchain fingerprint.
+// What a family's fields mean, and how its text, prologue and geometry follow from them, is in
+// the family's file (decode_family.h, combine_family.h).
 #pragma once
-
-#include <smla.h>
 
 #include <cstdint>
 #include <string>
+#include <variant>
+#include <vector>
 
-#include "codegen/tile_config.h"
-#include "templates/decode_geometry.cuh"
+#include "codegen/combine_family.h"
+#include "codegen/decode_family.h"
 
 namespace smla {
 
 enum class KernelFamily { kDecode, kCombine };
 
-struct KernelKey {
-  KernelFamily family = KernelFamily::kDecode;
-  std::string arch;  // "sm_90a", "sm_100a", "sm_103a"
-  int heads = 0;
-  smla_dtype q_dtype = SMLA_BF16;
-  smla_kv_layout layout = SMLA_KV_FP8_PACKED;
-  int num_sources = 1;
-  int page_size[SMLA_MAX_SOURCES] = {0, 0};
-  int width[SMLA_MAX_SOURCES] = {0, 0};
-  bool sink = false;
-  bool lse = false;
-  TileConfig tile;
+class KernelKey {
+ public:
+  KernelKey(const DecodeKernel& kernel) : kernel_(kernel) {}    // NOLINT: a key of either family
+  KernelKey(const CombineKernel& kernel) : kernel_(kernel) {}   // NOLINT
 
-  static KernelKey decode(const std::string& arch, const smla_problem& problem,
-                          const TileConfig& tile);
-  // The combine kernel that finishes split-mode decode calls of `decode_key`.
-  static KernelKey combine_for(const KernelKey& decode_key);
-
+  KernelFamily family() const;
+  const ArchSpec& arch() const;
   std::string text() const;
   uint64_t id(const std::string& fingerprint) const;
-  DecodeShape shape() const;
-  DecodeGeometry geometry() const { return decode_geometry(shape()); }
-  const char* entry_point() const;  // the extern "C" kernel name
-  // A combine kernel's second kernel, for prefix calls (templates/combine_kernel.cuh).
-  static constexpr const char* kCombinePrefixEntryPoint = "smla_combine_prefix";
-  // Empty when the decode kernel's tile configuration can be built for this problem, else why
-  // not (the template's static_asserts, checked before compiling).
-  std::string unsupported_tile() const;
+  // The generated prologue (namespace smla::cfg) and the template it specializes.
+  std::string prologue() const;
+  const char* template_name() const;
+  // The extern "C" kernels of the module; the first names the NVRTC program.
+  std::vector<const char*> entry_points() const;
+  int threads() const;
+  int smem_bytes() const;  // dynamic shared memory per CTA
+
+  // The family's fields, or nullptr for a key of the other family.
+  const DecodeKernel* decode() const { return std::get_if<DecodeKernel>(&kernel_); }
+  const CombineKernel* combine() const { return std::get_if<CombineKernel>(&kernel_); }
+
+ private:
+  std::variant<DecodeKernel, CombineKernel> kernel_;
 };
-
-const char* layout_name(smla_kv_layout layout);  // "fp8_uniform", "fp8_packed", "bf16"
-const char* dtype_name(smla_dtype dtype);        // "bf16", "fp8_e4m3"
-
-// The architectures smla compiles for, and the one a device of compute capability major.minor
-// needs ("" when unsupported).
-bool is_supported_arch(const std::string& arch);
-std::string arch_for_compute_capability(int major, int minor);
 
 }  // namespace smla

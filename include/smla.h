@@ -6,8 +6,8 @@
  * API) are.
  *
  * Every function returns smla_status. Nothing aborts on bad input; smla_last_error() returns a
- * thread-local message naming the offending field and value. See docs in README.md and the exact
- * math in SEMANTICS.md.
+ * thread-local message naming the offending field and value. See README.md, and the exact math
+ * in docs/semantics.md.
  */
 #ifndef SMLA_H
 #define SMLA_H
@@ -79,32 +79,31 @@ typedef enum smla_log_level {
 
 /* Context options. Fill with smla_options_init() and change what you need. A zero-filled struct
  * is valid and means the same defaults, except log_level SMLA_LOG_ERROR.
- * Environment variables override: SMLA_CACHE, SMLA_SYSTEM_CACHE, SMLA_JIT (0: forbid, 1: allow),
- * SMLA_LOG, SMLA_BATCH_INVARIANT (0: batch-variant, 1: invariant); SMLA_TUNING=0 ignores the
- * cache's tuning rows (`smla tune`). A value outside these is ignored (with a warning at log
- * level SMLA_LOG_WARN or above). */
+ * The operator's environment, read once by smla_context_create, overrides them: SMLA_CACHE,
+ * SMLA_SYSTEM_CACHE, SMLA_JIT (0: forbid, 1: allow), SMLA_LOG, SMLA_BATCH_VARIANT (0 or 1, as
+ * batch_variant); SMLA_TUNING=0 ignores the cache's tuning rows (`smla tune`); SMLA_TILE runs
+ * every call on one tile configuration (for measuring; a text that is no tile makes
+ * smla_context_create fail with SMLA_ERR_INVALID_ARGUMENT). A value outside these is ignored
+ * (with a warning at log level SMLA_LOG_WARN or above). */
 typedef struct smla_options {
   int device;                    /* CUDA device ordinal (default 0) */
   const char* cache_path;        /* NULL: default path; "": memory only */
   const char* system_cache_path; /* optional read-only cache consulted first; NULL: none */
   smla_jit_policy jit;           /* default SMLA_JIT_ALLOW */
   smla_log_level log_level;      /* default SMLA_LOG_WARN; messages go to stderr */
-  /* Target architecture ("sm_90a", "sm_100a", "sm_103a") for a context without a device, so
-   * that smla_prepare compiles and caches kernels for it. NULL: the device's architecture. A
+  /* Target architecture ("sm_90a", "sm_100a", "sm_103a", "sm_120a", "sm_121a") for a context
+   * without a device, so that smla_prepare compiles and caches kernels for it. NULL: the device's architecture. A
    * CUDA driver that is installed but fails (cuInit or counting devices) makes
    * smla_context_create fail with SMLA_ERR_CUDA when this is NULL; with an arch it warns and
    * compiles without a device. No driver, or no device, is not an error. */
   const char* arch;
   /* 0 (default): a row's result is bitwise the same whatever else is in the call (how many rows,
-   * which); on sm_90a, problems of 128 heads on an fp8 layout run the wgmma kernel (in
-   * segments). 1: calls of many rows may run a faster kernel whose results differ from those of
-   * few-row calls in the last bits (within the tolerance of SEMANTICS.md): on sm_90a, problems
-   * of 64 or 128 heads on an fp8 layout run the wgmma kernel over whole rows once
-   * num_rows * num_heads / 64 >= 64 (or earlier, past the splits of CSA-sized rows). Wherever
-   * the wgmma kernel runs with fp8 q on the uniform layout and want_lse 0 it multiplies Q K^T as
-   * e4m3 products, whose sums the tensor cores keep to about 13 bits: the scores move by up to
-   * ~2e-3 of their magnitude, out stays within tolerance (an lse would not, so with want_lse it
-   * multiplies in bf16). SMLA_BATCH_INVARIANT=0 in the environment selects 1, =1 selects 0. */
+   * which). 1: calls may run kernels whose results differ between call sizes in the last bits
+   * (within the tolerance of docs/semantics.md), faster at many rows and at 64 and 128 heads.
+   * Wherever the Hopper wgmma kernel runs with fp8 q on the uniform layout and want_lse 0, Q K^T
+   * are e4m3 products whose sums the tensor cores keep to about 13 bits: the scores move by up
+   * to ~2e-3 of their magnitude, out stays within tolerance (an lse would not, so with want_lse
+   * it multiplies in bf16). SMLA_BATCH_VARIANT in the environment overrides it. */
   int batch_variant;
 } smla_options;
 
@@ -192,13 +191,12 @@ SMLA_API smla_status smla_context_destroy(smla_context* ctx);
  * workspace (device bytes) the caller must pass to decode/prefill. After it returns SMLA_OK,
  * decode/prefill with num_rows <= max_rows never compile, allocate or synchronize. On a device,
  * the cache's tuning rows for this GPU (`smla tune`) are loaded here; they never change the
- * workspace size, a pure function of (problem, the context's arch, mode, max_rows). Besides the
- * workspace, the default kernel of 128-head fp8 problems on sm_90a keeps 512 bytes of local
- * memory a thread (a stack frame): where the context's per-thread stack limit
- * (CU_LIMIT_STACK_SIZE, 1 KiB by default) is lower, prepare raises it to what the kernel needs,
- * so that the driver's stack reservation grows here and not at a launch. The limit is the
- * process's, for every user of the device's primary context, and stays raised; raising it may
- * wait for work on the device and can fail (SMLA_ERR_CUDA). */
+ * workspace size, a pure function of (problem, the context's arch, mode, max_rows). A kernel
+ * may keep local memory (a stack frame; up to 512 bytes a thread): where the context's
+ * per-thread stack limit (CU_LIMIT_STACK_SIZE, 1 KiB by default) is lower, prepare raises it to
+ * what the kernel needs, so that the driver's stack reservation grows here and not at a launch.
+ * The limit is the process's, for every user of the device's primary context, and stays raised;
+ * raising it may wait for work on the device and can fail (SMLA_ERR_CUDA). */
 SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max_rows,
                                   size_t* workspace_bytes);
 

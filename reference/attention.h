@@ -1,4 +1,4 @@
-// The CPU reference of SEMANTICS.md in fp64: the single oracle every test and tool compares
+// The CPU reference of docs/semantics.md in fp64: the single oracle every test and tool compares
 // against. It takes the same smla_problem / smla_args as the API, with host pointers.
 #pragma once
 

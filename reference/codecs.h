@@ -1,4 +1,4 @@
-// KV layout codecs (SEMANTICS.md §2): scalar fp8/bf16 conversions, and encoding/decoding one
+// KV layout codecs (docs/semantics.md): scalar fp8/bf16 conversions, and encoding/decoding one
 // token of each layout at its place inside a paged cache. Host only; used by tests and tools.
 #pragma once
 
@@ -29,7 +29,7 @@ struct TokenLocation {
 TokenLocation token_location(smla_kv_layout layout, int page_size, int64_t page_stride_bytes,
                              int64_t token);
 
-// The bytes of one token of `layout` (SEMANTICS.md: 512, 584 or 1024).
+// The bytes of one token of `layout` (docs/semantics.md: 512, 584 or 1024).
 int64_t token_bytes(smla_kv_layout layout);
 
 // Encodes 512 values [nope 448 | rope 64] of one token into the cache at its location.

@@ -1,5 +1,5 @@
 // Compares a kernel's output (bf16 out, optional fp32 lse, copied to the host) against the
-// reference, with SEMANTICS.md §5's tolerances. Used by the GPU tests, `smla check` and
+// reference, with docs/semantics.md's tolerances. Used by the GPU tests, `smla check` and
 // `smla bench`, so every caller judges a kernel the same way.
 #pragma once
 

@@ -16,6 +16,14 @@ namespace smla {
 
 Context* context_of(smla_context* ctx) { return ctx ? ctx->impl.get() : nullptr; }
 
+Status create_context_handle(const ContextSettings& settings, smla_context** ctx) {
+  *ctx = nullptr;
+  std::unique_ptr<Context> impl;
+  SMLA_TRY(Context::create(settings, &impl));
+  *ctx = new smla_context{std::move(impl)};
+  return ok_status();
+}
+
 }  // namespace smla
 
 namespace {

@@ -4,10 +4,8 @@
 #include <cstdlib>
 #include <optional>
 
-#include "autotune/heuristics.h"
 #include "codegen/launch_params.h"
 #include "runtime/validate.h"
-#include "support/environment.h"
 
 namespace smla {
 namespace {
@@ -66,40 +64,15 @@ size_t ProblemKeyHash::operator()(const ProblemKey& key) const {
   return hash;
 }
 
-CubinStore::Options context_store_options(const smla_options& options) {
-  CubinStore::Options store_options;
-  if (const char* path = std::getenv("SMLA_CACHE")) {
-    store_options.path = path;
-  } else {
-    store_options.path = options.cache_path ? options.cache_path : default_cache_path();
-  }
-  if (const char* path = std::getenv("SMLA_SYSTEM_CACHE")) {
-    store_options.system_path = path;
-  } else if (options.system_cache_path) {
-    store_options.system_path = options.system_cache_path;
-  }
-  return store_options;
-}
-
-Status Context::create(const smla_options* options, std::unique_ptr<Context>* result) {
-  smla_options defaults;
-  smla_options_init(&defaults);
-  const smla_options& o = options ? *options : defaults;
+Status Context::create(const ContextSettings& settings, std::unique_ptr<Context>* result) {
   std::unique_ptr<Context> context(new Context());
-
+  context->settings_ = settings;
   Logger& log = context->log_;
-  log.set_level(o.log_level);
-  apply_log_environment(&log);
-  context->jit_allowed_ = env_switch("SMLA_JIT", log).value_or(o.jit == SMLA_JIT_ALLOW);
-  context->batch_invariant_ =
-      env_switch("SMLA_BATCH_INVARIANT", log).value_or(o.batch_variant == 0);
-  if (!context->batch_invariant_) {
+  log.set_level(settings.log_level);
+  if (settings.plan.batch_variant) {
     log.info("batch-variant mode: calls of many rows may run faster kernels");
   }
-  // SMLA_TUNING=0: the heuristic schedule whatever the cache's tuning rows (for measuring one
-  // against the other, as `smla tune` does).
-  context->tuning_ = env_switch("SMLA_TUNING", log).value_or(true);
-  context->store_ = CubinStore::open(context_store_options(o), context->log_);
+  context->store_ = CubinStore::open(settings.store, context->log_);
   context->builder_ = std::make_unique<KernelBuilder>(*context->store_, context->log_);
 
   Status driver_status;
@@ -112,47 +85,53 @@ Status Context::create(const smla_options* options, std::unique_ptr<Context>* re
   // A driver that is present but fails (cuInit, or counting the devices) is broken, not absent:
   // an error, unless the host named an arch to compile for without a device.
   if (driver_status.code() == SMLA_ERR_CUDA) {
-    if (o.arch == nullptr) {
+    if (settings.arch.empty()) {
       return error(SMLA_ERR_CUDA, "{} (set options.arch to compile kernels without a device)",
                    driver_status.message());
     }
     context->log_.warn("no usable GPU: {}", driver_status.message());
   }
   if (devices > 0) {
-    if (o.device >= devices) {
+    if (settings.device >= devices) {
       return error(SMLA_ERR_INVALID_ARGUMENT, "options.device = {}: this machine has {} device(s)",
-                   o.device, devices);
+                   settings.device, devices);
     }
-    SMLA_TRY(context->open_device(o.device));
-    if (o.arch && context->arch_ != o.arch) {
-      context->log_.warn("options.arch = {} ignored: device {} is {}", o.arch, o.device,
-                         context->arch_);
+    SMLA_TRY(context->open_device(settings.device));
+    if (!settings.arch.empty() && settings.arch != context->arch_->name) {
+      context->log_.warn("options.arch = {} ignored: device {} is {}", settings.arch,
+                         settings.device, context->arch_->name);
     }
   } else {
     context->driver_ = nullptr;
     context->log_.info("no GPU ({}): compiling for {} only",
                        driver_status.is_ok() ? "no device" : driver_status.message(),
-                       o.arch ? o.arch : "no architecture");
-    if (o.arch) context->arch_ = o.arch;
+                       settings.arch.empty() ? "no architecture" : settings.arch);
+    context->arch_ = find_arch(settings.arch);
   }
   *result = std::move(context);
   return ok_status();
+}
+
+Status Context::create(const smla_options* options, std::unique_ptr<Context>* result) {
+  Logger log;
+  ContextSettings settings;
+  SMLA_TRY(context_settings(options, &log, &settings));
+  return create(settings, result);
 }
 
 Status Context::open_device(int ordinal) {
   const CudaDriver& d = *driver_;
   SMLA_TRY(d.check(d.cuDeviceGet(&cu_device_, ordinal), "cuDeviceGet"));
   SMLA_TRY(read_device_info(d, cu_device_, ordinal, &device_));
-  if (device_.arch.empty()) {
-    return error(
-        SMLA_ERR_UNSUPPORTED,
-        "device {} ({}) has compute capability {}.{}; smla runs on sm_90, sm_100 and sm_103",
-        ordinal, device_.name, device_.major, device_.minor);
+  if (device_.arch == nullptr) {
+    return error(SMLA_ERR_UNSUPPORTED,
+                 "device {} ({}) has compute capability {}.{}; smla compiles for {}", ordinal,
+                 device_.name, device_.major, device_.minor, arch_names());
   }
   SMLA_TRY(
       d.check(d.cuDevicePrimaryCtxRetain(&cu_context_, cu_device_), "cuDevicePrimaryCtxRetain"));
   arch_ = device_.arch;
-  log_.info("device {}: {} ({}, {} SMs)", ordinal, device_.name, device_.arch, device_.sm_count);
+  log_.info("device {}: {} ({}, {} SMs)", ordinal, device_.name, arch_->name, device_.sm_count);
   return ok_status();
 }
 
@@ -173,18 +152,18 @@ Status Context::load_kernel(const KernelKey& key, bool allow_compile, LoadedKern
   BuildResult built;
   SMLA_TRY(builder_->build(key, allow_compile, &built));
   if (driver_ == nullptr) return ok_status();
-  const bool decode = key.family == KernelFamily::kDecode;
-  kernel->threads = decode ? key.geometry().threads : combine_shape(key.tile.segment_tiles).threads;
-  kernel->smem_bytes = decode ? key.geometry().smem_bytes : 0;
+  kernel->threads = key.threads();
+  kernel->smem_bytes = key.smem_bytes();
   SMLA_TRY(driver_->check(driver_->cuModuleLoadData(&kernel->module, built.cubin.data()),
                           "cuModuleLoadData"));
+  const std::vector<const char*> entry_points = key.entry_points();
   Status status = driver_->check(
-      driver_->cuModuleGetFunction(&kernel->function, kernel->module, key.entry_point()),
+      driver_->cuModuleGetFunction(&kernel->function, kernel->module, entry_points[0]),
       "cuModuleGetFunction");
-  if (status && !decode) {
-    status = driver_->check(driver_->cuModuleGetFunction(&kernel->prefix_function, kernel->module,
-                                                         KernelKey::kCombinePrefixEntryPoint),
-                            "cuModuleGetFunction(prefix combine)");
+  if (status && entry_points.size() > 1) {
+    status = driver_->check(
+        driver_->cuModuleGetFunction(&kernel->prefix_function, kernel->module, entry_points[1]),
+        "cuModuleGetFunction(prefix combine)");
   }
   if (status && kernel->smem_bytes > 48 * 1024) {
     status = driver_->check(
@@ -231,16 +210,13 @@ void Context::unload(KernelPair* pair) {
 }
 
 void Context::unload(Prepared* prepared) {
-  unload(&prepared->main);
-  for (KernelPair& pair : prepared->narrow) unload(&pair);
-  unload(&prepared->fast);
-  for (KernelPair& pair : prepared->tuned) unload(&pair);
+  for (KernelPair& pair : prepared->kernels) unload(&pair);
 }
 
-Status Context::load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair) {
-  SMLA_TRY(load_kernel(key, allow_compile, &pair->decode));
-  if (key.geometry().segments < 2) return ok_status();
-  Status status = load_kernel(KernelKey::combine_for(key), allow_compile, &pair->combine);
+Status Context::load_pair(const PlannedKernel& kernel, bool allow_compile, KernelPair* pair) {
+  SMLA_TRY(load_kernel(kernel.decode, allow_compile, &pair->decode));
+  if (!kernel.combine) return ok_status();
+  Status status = load_kernel(*kernel.combine, allow_compile, &pair->combine);
   if (!status) unload(pair);
   return status;
 }
@@ -251,16 +227,8 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
     *result = found;
     return ok_status();
   }
-  if (arch_.empty()) {
+  if (arch_ == nullptr) {
     return error(SMLA_ERR_NO_DEVICE, "no GPU, and no options.arch to compile kernels for");
-  }
-  DecodeTiles tiles;
-  SMLA_TRY(decode_tiles(arch_, problem, batch_invariant_, &tiles));
-  const KernelKey key = KernelKey::decode(arch_, problem, tiles.tile);
-  const std::string unsupported = key.unsupported_tile();
-  if (!unsupported.empty()) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "{}tile {}: {}", tiles.forced ? "SMLA_TILE: " : "",
-                 tiles.tile.text(), unsupported);
   }
   // Every load, and every unload after a failed one, in the device's context.
   std::optional<ScopedCurrentContext> current;
@@ -268,20 +236,13 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
     current.emplace(*driver_, cu_context_);
     SMLA_TRY(current->status());
   }
-  std::vector<KernelPair> tuned_pairs;
-  const std::vector<TunedTile> tuned = load_tuned(problem, tiles, allow_compile, &tuned_pairs);
-  const std::vector<NarrowSplit>& narrow = tiles.narrow;
-  auto prepared = std::unique_ptr<Prepared>(new Prepared{
-      DecodeDispatch(arch_, problem, tiles, tuned), {}, {}, {}, std::move(tuned_pairs)});
-  prepared->narrow.resize(narrow.size());
-  Status status = load_decode_pair(key, allow_compile, &prepared->main);
-  for (size_t i = 0; i < narrow.size() && status; ++i) {
-    const KernelKey narrow_key = KernelKey::decode(arch_, problem, narrow[i].tile);
-    status = load_decode_pair(narrow_key, allow_compile, &prepared->narrow[i]);
-  }
-  if (status && tiles.fast) {
-    status = load_decode_pair(KernelKey::decode(arch_, problem, *tiles.fast), allow_compile,
-                              &prepared->fast);
+  auto prepared = std::make_unique<Prepared>();
+  SMLA_TRY(DecodePlan::build(*arch_, problem, settings_.plan,
+                             loadable_tuned_tiles(problem, allow_compile), &prepared->plan));
+  prepared->kernels.resize(prepared->plan->kernels().size());
+  Status status;
+  for (size_t i = 0; i < prepared->kernels.size() && status; ++i) {
+    status = load_pair(prepared->plan->kernels()[i], allow_compile, &prepared->kernels[i]);
   }
   if (!status) {
     unload(prepared.get());
@@ -293,24 +254,28 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   return ok_status();
 }
 
-std::vector<TunedTile> Context::load_tuned(const smla_problem& problem, const DecodeTiles& tiles,
-                                           bool allow_compile, std::vector<KernelPair>* pairs) {
-  std::vector<TunedTile> loaded;
-  if (driver_ == nullptr || !tuning_ || tiles.forced) return loaded;
-  for (const TunedTile& tuned :
-       find_tuned_tiles(*store_, device_.tuning_device(), arch_, problem, batch_invariant_, log_)) {
-    KernelPair pair;
-    const Status status =
-        load_decode_pair(KernelKey::decode(arch_, problem, tuned.tile), allow_compile, &pair);
+std::vector<TunedTile> Context::loadable_tuned_tiles(const smla_problem& problem,
+                                                     bool allow_compile) {
+  std::vector<TunedTile> loadable;
+  if (driver_ == nullptr || !settings_.use_tuning || settings_.plan.forced_tile) return loadable;
+  for (const TunedTile& tuned : find_tuned_tiles(*store_, device_.tuning_device(), *arch_, problem,
+                                                 settings_.plan.batch_variant, log_)) {
+    // Built (or found) here so that a row whose kernel cannot be had leaves its bucket to the
+    // heuristic; the plan's load below finds it in memory.
+    const DecodeKernel kernel = DecodeKernel::of(*arch_, problem, tuned.tile);
+    BuildResult built;
+    Status status = builder_->build(kernel, allow_compile, &built);
+    if (status && kernel.geometry().segments > 1) {
+      status = builder_->build(kernel.combine(), allow_compile, &built);
+    }
     if (!status) {
       log_.warn("tuned tile {} for {}+ rows not loaded, the heuristic serves them: {}",
                 tuned.tile.text(), tuned.bucket, status.message());
       continue;
     }
-    loaded.push_back(tuned);
-    pairs->push_back(pair);
+    loadable.push_back(tuned);
   }
-  return loaded;
+  return loadable;
 }
 
 const Context::Prepared* Context::find_prepared(const smla_problem& problem) const {
@@ -319,21 +284,16 @@ const Context::Prepared* Context::find_prepared(const smla_problem& problem) con
   return found == prepared_.end() ? nullptr : found->second.get();
 }
 
-std::optional<Context::PlannedCall> Context::planned_call(const smla_problem& problem,
-                                                          int num_rows) const {
+const DecodePlan* Context::plan(const smla_problem& problem) const {
   const Prepared* prepared = find_prepared(problem);
-  if (prepared == nullptr) return std::nullopt;
-  const size_t workspace_bytes = prepared->dispatch.workspace_bytes(num_rows);
-  PlannedCall call{prepared->dispatch.choose(num_rows, workspace_bytes), std::nullopt};
-  if (call.choice.tuned >= 0) call.tuned = prepared->dispatch.tuned()[call.choice.tuned];
-  return call;
+  return prepared ? prepared->plan.get() : nullptr;
 }
 
 Status Context::prepare(const smla_problem& problem, int max_rows, size_t* workspace_bytes) {
   std::lock_guard<std::mutex> lock(prepare_mutex_);
   const Prepared* prepared = nullptr;
-  SMLA_TRY(prepare_locked(problem, jit_allowed_, &prepared));
-  *workspace_bytes = prepared->dispatch.workspace_bytes(max_rows);
+  SMLA_TRY(prepare_locked(problem, settings_.jit_allowed, &prepared));
+  *workspace_bytes = prepared->plan->workspace_bytes(max_rows);
   return ok_status();
 }
 
@@ -353,15 +313,15 @@ Status Context::decode(const smla_problem& problem, const smla_args& args, void*
           "the stream is capturing and this problem was not prepared: call smla_prepare first");
     }
     std::lock_guard<std::mutex> lock(prepare_mutex_);
-    SMLA_TRY(prepare_locked(problem, jit_allowed_, &prepared));
+    SMLA_TRY(prepare_locked(problem, settings_.jit_allowed, &prepared));
   }
   return launch(*prepared, problem, args, workspace, workspace_bytes, stream);
 }
 
 Status Context::launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
                        void* workspace, size_t workspace_bytes, CUstream stream) {
-  const DecodeChoice choice = prepared.dispatch.choose(args.num_rows, workspace_bytes);
-  const DecodeLaunch& plan = choice.launch;
+  const PlannedCall call = prepared.plan->call(args.num_rows, workspace_bytes);
+  const DecodeLaunch& plan = call.launch;
   if (plan.workspace_bytes > workspace_bytes) {
     return error(SMLA_ERR_WORKSPACE,
                  "workspace_bytes = {}: this call needs {} (smla_prepare returns the size)",
@@ -401,10 +361,7 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
         reinterpret_cast<float*>(static_cast<char*>(workspace) + plan.partial_ml_offset);
   }
 
-  const KernelPair& kernels = choice.tuned >= 0 ? prepared.tuned[choice.tuned]
-                              : plan.fast       ? prepared.fast
-                              : plan.narrow < 0 ? prepared.main
-                                                : prepared.narrow[plan.narrow];
+  const KernelPair& kernels = prepared.kernels[call.kernel];
   const LoadedKernel& decode = kernels.decode;
   const LoadedKernel& combine = kernels.combine;
   void* kernel_args[] = {&params};

@@ -14,18 +14,15 @@
 #include <vector>
 
 #include "cache/cubin_store.h"
+#include "plan/decode_plan.h"
+#include "runtime/context_settings.h"
 #include "runtime/cuda_driver.h"
-#include "runtime/decode_dispatch.h"
 #include "runtime/device_info.h"
 #include "runtime/kernel_builder.h"
 #include "support/log.h"
 #include "support/status.h"
 
 namespace smla {
-
-// The cache a context with these options opens: SMLA_CACHE and SMLA_SYSTEM_CACHE override the
-// options' paths (NULL: the default path, "": memory only).
-CubinStore::Options context_store_options(const smla_options& options);
 
 // A problem with its fields normalized (unused sources cleared), usable as a map key.
 struct ProblemKey {
@@ -39,6 +36,9 @@ ProblemKey problem_key(const smla_problem& problem);
 
 class Context {
  public:
+  static Status create(const ContextSettings& settings, std::unique_ptr<Context>* context);
+  // With `options` (NULL: the defaults) and the environment (context_settings), as
+  // smla_context_create makes one.
   static Status create(const smla_options* options, std::unique_ptr<Context>* context);
   ~Context();
 
@@ -46,18 +46,13 @@ class Context {
   Status decode(const smla_problem& problem, const smla_args& args, void* workspace,
                 size_t workspace_bytes, CUstream stream);
 
-  // What a call of `num_rows` rows of a prepared problem runs with the workspace smla_prepare
-  // returns for that many rows (nullopt: not prepared): tools label benchmark rows with it,
-  // tests check that tuning rows are used.
-  struct PlannedCall {
-    DecodeChoice choice;
-    std::optional<TunedTile> tuned;  // the tuning row's tile, when one runs
-  };
-  std::optional<PlannedCall> planned_call(const smla_problem& problem, int num_rows) const;
+  // The plan of a prepared problem (nullptr: not prepared): tools label benchmark rows with what
+  // a call runs, tests check that tuning rows are used.
+  const DecodePlan* plan(const smla_problem& problem) const;
 
   bool has_device() const { return driver_ != nullptr; }
   const DeviceInfo& device() const { return device_; }
-  const std::string& arch() const { return arch_; }  // the arch kernels are built for
+  const ArchSpec* arch() const { return arch_; }  // the arch kernels are built for
 
  private:
   struct LoadedKernel {
@@ -72,11 +67,8 @@ class Context {
     LoadedKernel combine;  // loaded when the decode kernel can split
   };
   struct Prepared {
-    DecodeDispatch dispatch;
-    KernelPair main;
-    std::vector<KernelPair> narrow;  // of the heuristic's narrow splits, in its order
-    KernelPair fast;                 // the batch-variant fast path's, when it has one
-    std::vector<KernelPair> tuned;   // of the dispatch's tuned tiles, in its order
+    std::unique_ptr<DecodePlan> plan;
+    std::vector<KernelPair> kernels;  // the plan's, in its order
   };
 
   Context() = default;
@@ -87,14 +79,13 @@ class Context {
   Status load_kernel(const KernelKey& key, bool allow_compile, LoadedKernel* kernel);
   // Raises the context's stack limit to what `function` (of `key`) needs a thread, if lower.
   Status reserve_local_memory(const KernelKey& key, CUfunction function);
-  // The decode kernel of `key` and, when it splits, its combine kernel.
-  Status load_decode_pair(const KernelKey& key, bool allow_compile, KernelPair* pair);
+  // A planned decode kernel and, when it splits, its combine kernel.
+  Status load_pair(const PlannedKernel& kernel, bool allow_compile, KernelPair* pair);
   void unload(KernelPair* pair);
   void unload(Prepared* prepared);
   // The tuning rows of this device for `problem` whose kernels load (a row whose kernel does not
   // is skipped with a warning: the heuristic serves its bucket).
-  std::vector<TunedTile> load_tuned(const smla_problem& problem, const DecodeTiles& tiles,
-                                    bool allow_compile, std::vector<KernelPair>* pairs);
+  std::vector<TunedTile> loadable_tuned_tiles(const smla_problem& problem, bool allow_compile);
   Status launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
                 void* workspace, size_t workspace_bytes, CUstream stream);
   const Prepared* find_prepared(const smla_problem& problem) const;
@@ -102,22 +93,22 @@ class Context {
   Logger log_;
   std::unique_ptr<CubinStore> store_;
   std::unique_ptr<KernelBuilder> builder_;
-  bool jit_allowed_ = true;
-  bool batch_invariant_ = true;
-  bool tuning_ = true;  // apply the cache's tuning rows for this device
+  ContextSettings settings_;
   const CudaDriver* driver_ = nullptr;
   CUdevice cu_device_ = 0;
   CUcontext cu_context_ = nullptr;
   DeviceInfo device_;
-  std::string arch_;
+  const ArchSpec* arch_ = nullptr;
 
   mutable std::shared_mutex prepared_mutex_;  // readers: every decode call; writers: prepare
   std::mutex prepare_mutex_;                  // one preparation at a time
   std::unordered_map<ProblemKey, std::unique_ptr<Prepared>, ProblemKeyHash> prepared_;
 };
 
-// The Context behind a C API handle (null for null), for the tools and tests built with the
+// The Context behind a C API handle (null for null), and a handle for a context made from
+// `settings` (tools that pick what their contexts run), for the tools and tests built with the
 // library; hosts see only smla.h.
 Context* context_of(smla_context* ctx);
+Status create_context_handle(const ContextSettings& settings, smla_context** ctx);
 
 }  // namespace smla

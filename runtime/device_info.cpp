@@ -1,6 +1,6 @@
 #include "runtime/device_info.h"
 
-#include "codegen/kernel_key.h"
+#include "codegen/arch.h"
 
 namespace smla {
 

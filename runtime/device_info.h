@@ -7,6 +7,7 @@
 #include <string>
 
 #include "autotune/tuning.h"
+#include "codegen/arch.h"
 #include "runtime/cuda_driver.h"
 #include "support/status.h"
 
@@ -15,7 +16,7 @@ namespace smla {
 struct DeviceInfo {
   int ordinal = 0;
   std::string name;
-  std::string arch;  // "sm_90a", ...; "" for a compute capability smla does not run on
+  const ArchSpec* arch = nullptr;  // nullptr for a compute capability smla does not run on
   int major = 0, minor = 0;
   int sm_count = 0;
   int driver_version = 0;

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <utility>
 
-#include "codegen/kernel_key.h"
+#include "codegen/arch.h"
 
 namespace smla {
 namespace {
@@ -294,9 +294,8 @@ Status validate_options(const smla_options* options) {
   }
   if (!options->arch) return ok_status();
   const std::string_view quoted(options->arch, strnlen(options->arch, kMaxQuotedChars));
-  if (quoted.size() < kMaxQuotedChars && is_supported_arch(std::string(quoted))) return ok_status();
-  return invalid("options.arch = {:?}: must be NULL or one of \"sm_90a\", \"sm_100a\", \"sm_103a\"",
-                 quoted);
+  if (quoted.size() < kMaxQuotedChars && find_arch(std::string(quoted))) return ok_status();
+  return invalid("options.arch = {:?}: must be NULL or one of {}", quoted, arch_names());
 }
 
 Status validate_problem(const smla_problem* problem) {

@@ -1,4 +1,4 @@
-// Argument validation for the C API (DESIGN.md §2). Runs before anything else on every call:
+// Argument validation for the C API (docs/design.md). Runs before anything else on every call:
 // each rejected value is SMLA_ERR_INVALID_ARGUMENT with a message naming the field and value,
 // e.g. "problem.sources[1].width = 0: must be in [1, 65536]". Reserved source kinds are
 // SMLA_ERR_UNSUPPORTED, reported only when nothing is invalid.

@@ -15,7 +15,7 @@ namespace decode {
 using namespace cfg;
 constexpr DecodeShape kShape = {kHeadsPerCta, kWarps,      kTileEntries, kStages, kSegmentTiles,
                                 kLayout,      kNumSources, kWidth0,      kWidth1, kHeadsOnM,
-                                kWgmma,       kQFp8,       kWantLse};
+                                kWgmma,       kQFp8,       kWantLse,     kE4m3Scores};
 constexpr DecodeGeometry kGeo = decode_geometry(kShape);
 
 constexpr bool kPacked = kLayout == kLayoutPacked;
@@ -37,7 +37,7 @@ constexpr int kMaxRegisters = 16384 / (32 * kWarpsPerScheduler) / 8 * 8 > 255
                                   : 16384 / (32 * kWarpsPerScheduler) / 8 * 8;
 
 static_assert(kGatherThreads <= kThreads && kGatherThreads % 32 == 0, "whole gathering warps");
-static_assert(kGeo.smem_bytes <= 227 * 1024, "shared memory per block");
+static_assert(kGeo.smem_bytes <= kArchSmemPerCta, "shared memory per block");
 
 // The nonempty tiles of a row inside [begin, end), in order: source 0's tiles up to its length,
 // then source 1's. Gathering and computing walk the same list.

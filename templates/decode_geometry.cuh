@@ -31,13 +31,13 @@ struct DecodeShape {
   bool wgmma;       // the wgmma template (decode_wgmma_kernel.cuh)
   bool q_fp8;
   bool want_lse;
+  bool e4m3_scores;  // Q K^T as e4m3 products (the key's qk field)
 };
 
-// The wgmma kernel with fp8 q on the uniform layout multiplies Q K^T in e4m3 straight from the
-// gathered stage, so the stage is laid out as the products' operand (decode_wgmma_kernel.cuh),
-// unless the lse is asked for: the tensor cores' e4m3 sums would cost it up to 2e-2.
+// The wgmma kernel with e4m3 scores multiplies Q K^T straight from the gathered stage, so the
+// stage is laid out as the products' operand (decode_wgmma_kernel.cuh).
 SMLA_HOST_DEVICE constexpr bool e4m3_operand_stages(const DecodeShape& s) {
-  return s.wgmma && s.q_fp8 && !s.want_lse && s.layout == kLayoutUniform;
+  return s.wgmma && s.e4m3_scores;
 }
 
 // Which of a thread's score values it sums and exponentiates. The parts of an entry block hold

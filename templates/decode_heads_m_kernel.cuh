@@ -32,14 +32,9 @@ constexpr int kPvGroups = kPvDims / 64;  // 64-dim groups of a warp's value dims
 constexpr int kProbRowBytes = 2 * kGeo.prob_stride;
 constexpr int kMTileQueryBytes = 16 * kGeo.query_stride;
 constexpr int kMTileProbBytes = 16 * kProbRowBytes;
-// fp8 q meets the uniform layout's e4m3 values in e4m3 MMAs: no conversion in Q.K. Every width
-// of a problem runs this template, so the choice is per problem (and arch), and a head's bits do
-// not depend on the width. NOTE: that path needs more registers than the f16 one; ptxas spilled
-// it (4-8 bytes) at 20, 24 and 28 heads on sm_90a (a partial 32-head group) and at 32 heads on
-// sm_100a and sm_103a, where the f16 path spills nothing. So: sm_90a and multiples of 32 heads
-// (the DSv4 shapes), which the compile tests check spill-free.
-constexpr bool kE4m3Scores =
-    kQFp8 && kLayout == kLayoutUniform && kNumHeads % 32 == 0 && !SMLA_BLACKWELL;
+// kE4m3Scores (the key's qk field): fp8 q meets the uniform layout's e4m3 values in e4m3 MMAs,
+// no conversion in Q.K.
+static_assert(!kE4m3Scores || (kQFp8 && kLayout == kLayoutUniform), "e4m3 scores: fp8 q, uniform KV");
 
 static_assert(kHeadsOnM, "the mma_sync_hm template");
 static_assert(kHeadsPerCta == 16 || kHeadsPerCta == 32, "heads per CTA: 16 or 32");

@@ -32,14 +32,10 @@ static_assert(kOwned >= 1 && kValues % kDimParts == 0, "every score value has on
 static_assert(kOwn.both_rows || kOwned == 1, "Lanes::owned_prob_at: one value or both rows");
 static_assert(kPvDims % 16 == 0 && kTileEntries % 16 == 0, "whole MMA tiles");
 
-// fp8 q meets the uniform layout's e4m3 values in e4m3 MMAs (m16n8k32): the raw bytes of the
-// stage are the A fragments and the query tile keeps q's bytes, so Q.K converts nothing. The
-// products are exact in fp32 either way; only the order of the fp32 sums changes, so the choice
-// is per problem (its narrow splits must give the same bits). Measured on the H200 against the
-// f16 products: 64 and 128 heads 2.4-3.7% faster; 16 heads 3.5% and 8 heads 1.2% slower at 256
-// rows (their 128-register kernels), so only problems of more than 16 heads (32-head CTAs).
-// The packed layout, whose rope group needs the 16-bit query layout too, spilled at 16 heads.
-constexpr bool kE4m3Scores = kQFp8 && kLayout == kLayoutUniform && kNumHeads > 16;
+// kE4m3Scores (the key's qk field): fp8 q meets the uniform layout's e4m3 values in e4m3 MMAs
+// (m16n8k32): the raw bytes of the stage are the A fragments and the query tile keeps q's
+// bytes, so Q.K converts nothing.
+static_assert(!kE4m3Scores || (kQFp8 && kLayout == kLayoutUniform), "e4m3 scores: fp8 q, uniform KV");
 
 // ---- per-thread offsets ------------------------------------------------------------------------
 

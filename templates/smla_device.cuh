@@ -1,7 +1,7 @@
 // Device helpers shared by every kernel template: integer types, PTX wrappers for the pipeline
 // (cp.async, named barriers), tensor-core fragments (ldmatrix, mma.sync), and the
 // fp8/bf16 conversions. Self-contained: no CUDA toolkit header, so NVRTC needs nothing but this
-// text (DESIGN.md §3). Everything here runs on sm_90a, sm_100a and sm_103a.
+// text. Everything here runs on every arch of codegen/arch.h.
 #pragma once
 
 typedef unsigned char u8;
@@ -11,14 +11,6 @@ typedef unsigned long long u64;
 typedef long long i64;
 
 #define SMLA_DEVICE __device__ __forceinline__
-
-// 1 when compiling for Blackwell (sm_100a, sm_103a): the key's arch, which NVRTC compiles each
-// key for. A macro, not a constexpr variable, which would take a byte of every cubin's globals.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 1000
-#define SMLA_BLACKWELL 1
-#else
-#define SMLA_BLACKWELL 0
-#endif
 
 namespace smla {
 
@@ -197,7 +189,7 @@ SMLA_DEVICE u32 mul_f16x2(u32 a, u32 b) {
   asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(product) : "r"(a), "r"(b));
   return product;
 }
-// 2^(e - 127) for a ue8m0 byte e, as SEMANTICS.md defines it (e = 0 is the fp32 subnormal
+// 2^(e - 127) for a ue8m0 byte e, as docs/semantics.md defines it (e = 0 is the fp32 subnormal
 // 2^-127; e = 255 gives inf).
 SMLA_DEVICE float ue8m0_value(u32 e) {
   return e == 0 ? __int_as_float(0x00400000u) : __int_as_float(e << 23);

@@ -1,11 +1,11 @@
-// `smla bench`: GPU timing of decode problems (tools/lib/bench.h).
+// `smla bench`: GPU timing of decode problems (harness/bench.h).
 #include <nlohmann/json.hpp>
 
 #include "runtime/validate.h"
 #include "tools/commands.h"
-#include "tools/lib/bench.h"
-#include "tools/lib/deployment.h"
-#include "tools/lib/json_text.h"
+#include "harness/bench.h"
+#include "deployments/deployment.h"
+#include "deployments/json_text.h"
 #include "tools/problem_options.h"
 
 namespace smla::tools {
@@ -44,7 +44,7 @@ void add_bench_command(CLI::App& app, int* exit_code) {
       // Once, after the first problem's rows (every problem runs on the same device).
       if (!*json && i == 0 && !rows.empty() && !is_ceilings_device(rows[0].device)) {
         fmt::print(
-            "# note: %gather and %mma are of the H200's ceilings (shared/GPU.md), not of "
+            "# note: %gather and %mma are of the H200's ceilings (docs/PERFORMANCE.md), not of "
             "this {}\n",
             rows[0].device);
       }

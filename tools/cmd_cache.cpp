@@ -1,4 +1,4 @@
-// `smla cache ...`: the kernel cache from the command line (DESIGN.md §4, §6).
+// `smla cache ...`: the kernel cache from the command line (docs/design.md).
 #include "tools/cache_commands.h"
 #include "tools/commands.h"
 

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "runtime/context.h"
 #include "support/environment.h"
+#include "tools/arch_options.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
 #include "tools/deployment_kernels.h"
-#include "tools/lib/deployment.h"
-#include "tools/lib/json_text.h"
+#include "deployments/deployment.h"
+#include "deployments/json_text.h"
 #include "tools/parallel_build.h"
 #include "tools/progress_line.h"
 #include "tools/size_text.h"
@@ -39,7 +39,7 @@ struct BuildOptions {
 };
 
 Status deployment_of(const BuildOptions& o, Deployment* deployment) {
-  // --deployment takes a file or a preset's name (DESIGN.md 6), --preset only a preset's.
+  // --deployment takes a file or a preset's name (docs/design.md), --preset only a preset's.
   if (!o.deployment_file.empty()) {
     return resolve_deployment(o.deployment_file, o.max_context, deployment);
   }
@@ -53,36 +53,6 @@ Status deployment_of(const BuildOptions& o, Deployment* deployment) {
                  fmt::join(presets, ", "));
   }
   return preset_deployment(o.preset, o.max_context, deployment);
-}
-
-// The local GPU's architecture, found through a context that keeps nothing (memory-only cache,
-// errors only), or the Blackwell pair when there is no GPU.
-Status local_archs(std::vector<std::string>* archs) {
-  smla_options options;
-  smla_options_init(&options);
-  options.cache_path = "";
-  options.log_level = SMLA_LOG_ERROR;
-  std::unique_ptr<Context> context;
-  const Status status = Context::create(&options, &context);
-  if (!status) return error(status.code(), "{}; name the targets with --arch", status.message());
-  if (context->has_device()) {
-    *archs = {context->arch()};
-  } else {
-    *archs = {"sm_100a", "sm_103a"};
-  }
-  return ok_status();
-}
-
-Status resolve_archs(const std::vector<std::string>& given, std::vector<std::string>* archs) {
-  if (given.empty()) return local_archs(archs);
-  for (const std::string& arch : given) {
-    if (!is_supported_arch(arch)) {
-      return error(SMLA_ERR_INVALID_ARGUMENT, "--arch {}: expected sm_90a, sm_100a or sm_103a",
-                   arch);
-    }
-    if (std::find(archs->begin(), archs->end(), arch) == archs->end()) archs->push_back(arch);
-  }
-  return ok_status();
 }
 
 std::string first_lines(const std::string& text, int count) {
@@ -128,10 +98,10 @@ void print_summary(const std::string& deployment, const std::vector<std::string>
 
 int run_build(const BuildOptions& o) {
   Deployment deployment;
-  std::vector<std::string> archs;
+  std::vector<const ArchSpec*> archs;
   std::vector<KernelKey> keys;
   Status status = deployment_of(o, &deployment);
-  if (status) status = resolve_archs(o.archs, &archs);
+  if (status) status = resolve_archs(o.archs, {"sm_100a", "sm_103a"}, &archs);
   if (status && o.jobs < 0) {
     status = error(SMLA_ERR_INVALID_ARGUMENT,
                    "--jobs {}: must be >= 1 (0: one per hardware thread)", o.jobs);
@@ -156,7 +126,7 @@ int run_build(const BuildOptions& o) {
                  first_lines(k.status.message(), kErrorLinesShown));
     }
   }
-  print_summary(deployment.name, archs, report, *store, o.json);
+  print_summary(deployment.name, arch_list(archs), report, *store, o.json);
   return report.counts.failed == 0 ? 0 : kExitFailed;
 }
 
@@ -173,8 +143,9 @@ void add_cache_build_command(CLI::App& cache, int* exit_code) {
   c->add_option("--deployment", o->deployment_file, "a deployment JSON file or a preset's name")
       ->excludes(preset);
   add_list_option(*c, "--arch", &o->archs,
-                  "targets: sm_90a, sm_100a, sm_103a (default: the local GPU's, "
-                  "or sm_100a,sm_103a without one)");
+                  fmt::format("targets: {} (default: the local GPU's, or sm_100a,sm_103a "
+                              "without one)",
+                              arch_names()));
   c->add_option("--jobs", o->jobs,
                 "parallel compilations (0, the default: one per hardware thread)");
   c->add_option("--max-context", o->max_context,

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/kernel_key.h"
+#include "codegen/arch.h"
 #include "support/environment.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
@@ -34,9 +34,8 @@ Status write_file(const std::string& path, const void* data, size_t bytes) {
 
 int run_export(const ExportOptions& o) {
   for (const std::string& arch : o.archs) {
-    if (!is_supported_arch(arch)) {
-      fmt::print(stderr, "smla cache export: --arch {}: expected sm_90a, sm_100a or sm_103a\n",
-                 arch);
+    if (find_arch(arch) == nullptr) {
+      fmt::print(stderr, "smla cache export: --arch {}: expected one of {}\n", arch, arch_names());
       return kExitUsage;
     }
   }

@@ -10,7 +10,7 @@
 #include "support/environment.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
-#include "tools/lib/json_text.h"
+#include "deployments/json_text.h"
 #include "tools/size_text.h"
 
 namespace smla::tools {

@@ -7,9 +7,9 @@
 #include "reference/attention.h"
 #include "runtime/validate.h"
 #include "tools/commands.h"
-#include "tools/lib/deployment.h"
-#include "tools/lib/device_case.h"
-#include "tools/lib/json_text.h"
+#include "deployments/deployment.h"
+#include "harness/device_case.h"
+#include "deployments/json_text.h"
 #include "tools/problem_options.h"
 
 namespace smla::tools {

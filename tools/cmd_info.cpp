@@ -11,7 +11,7 @@
 #include "reference/attention.h"
 #include "runtime/context.h"
 #include "tools/commands.h"
-#include "tools/lib/json_text.h"
+#include "deployments/json_text.h"
 
 namespace smla::tools {
 namespace {
@@ -28,7 +28,7 @@ int run_info(bool json) {
       const DeviceInfo& d = context->device();
       gpu = {{"ordinal", d.ordinal},
              {"name", d.name},
-             {"arch", d.arch},
+             {"arch", d.arch->name},
              {"sm_count", d.sm_count},
              {"driver_version", d.driver_version}};
     }
@@ -38,7 +38,7 @@ int run_info(bool json) {
   fmt::print("{}\n", smla_version());
   if (context->has_device()) {
     const DeviceInfo& d = context->device();
-    fmt::print("GPU {}: {} ({}, {} SMs, driver {})\n", d.ordinal, d.name, d.arch, d.sm_count,
+    fmt::print("GPU {}: {} ({}, {} SMs, driver {})\n", d.ordinal, d.name, d.arch->name, d.sm_count,
                d.driver_version);
   } else {
     fmt::print("no GPU\n");

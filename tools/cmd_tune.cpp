@@ -1,21 +1,19 @@
-// `smla tune` (DESIGN.md §5, §6): on the target GPU, times each problem's candidate tiles per
+// `smla tune` (docs/design.md): on the target GPU, times each problem's candidate tiles per
 // batch bucket against the heuristic schedule and stores the winners as tuning rows in the cache
 // that contexts on this machine open (tools/tune_problem.h). `--list` prints the candidates
 // without a GPU.
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "autotune/tuning.h"
 #include "runtime/context.h"
-#include "runtime/device_session.h"
-#include "support/environment.h"
+#include "harness/device_session.h"
 #include "tools/cache_file_option.h"
 #include "tools/commands.h"
-#include "tools/lib/deployment.h"
-#include "tools/lib/json_text.h"
+#include "deployments/deployment.h"
+#include "deployments/json_text.h"
 #include "tools/problem_options.h"
 #include "tools/tune_problem.h"
 
@@ -38,7 +36,7 @@ Status distinct_problems(const TuneCommand& o,
   SMLA_TRY(o.problems.resolve(&selected));
   std::set<uint64_t> seen;
   for (const auto& [label, problem] : selected) {
-    if (seen.insert(tuning_problem_id(problem, o.tune.batch_invariant)).second) {
+    if (seen.insert(tuning_problem_id(problem, o.tune.batch_variant)).second) {
       problems->emplace_back(label, problem);
     }
   }
@@ -47,15 +45,15 @@ Status distinct_problems(const TuneCommand& o,
 
 int list_candidates(const TuneCommand& o,
                     const std::vector<std::pair<std::string, smla_problem>>& problems) {
-  if (!is_supported_arch(o.arch)) {
-    return report_failure("tune",
-                          fmt::format("--arch {}: expected sm_90a, sm_100a or sm_103a", o.arch),
+  const ArchSpec* arch = find_arch(o.arch);
+  if (arch == nullptr) {
+    return report_failure("tune", fmt::format("--arch {}: expected one of {}", o.arch, arch_names()),
                           o.json, kExitUsage);
   }
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [label, problem] : problems) {
     std::vector<std::string> tiles;
-    for (const TileConfig& tile : tuning_candidates(o.arch, problem, o.tune.batch_invariant)) {
+    for (const TileConfig& tile : tuning_candidates(*arch, problem, o.tune.batch_variant)) {
       tiles.push_back(tile.text());
     }
     if (o.json) {
@@ -63,7 +61,7 @@ int list_candidates(const TuneCommand& o,
       continue;
     }
     fmt::print("{} {} ({}, {}): {} candidates\n", label, problem_text(problem), o.arch,
-               o.tune.batch_invariant ? "batch-invariant" : "batch-variant", tiles.size());
+               o.tune.batch_variant ? "batch-variant" : "batch-invariant", tiles.size());
     for (const std::string& tile : tiles) fmt::print("  {}\n", tile);
   }
   if (o.json) fmt::print("{}\n", json_text(out));
@@ -71,7 +69,7 @@ int list_candidates(const TuneCommand& o,
 }
 
 int run_tune(TuneCommand o) {
-  o.tune.batch_invariant = !o.batch_variant;
+  o.tune.batch_variant = o.batch_variant;
   std::vector<std::pair<std::string, smla_problem>> problems;
   Status status = distinct_problems(o, &problems);
   if (!status) return report_failure("tune", status.message(), o.json, exit_status_of(status));
@@ -80,13 +78,16 @@ int run_tune(TuneCommand o) {
   const auto fail = [&o](const std::string& why, int exit_status) {
     return report_failure("tune", why, o.json, exit_status);
   };
-  if (std::getenv("SMLA_TILE") != nullptr) {
-    return fail("SMLA_TILE is set: unset it, smla tune picks each context's tile itself",
-                kExitUsage);
+  // The contexts' settings as the environment makes them; the tuner then picks what each runs.
+  Logger log;
+  ContextSettings settings;
+  if (status = context_settings(nullptr, &log, &settings); !status) {
+    return fail(status.message(), kExitUsage);
   }
-  smla_options defaults;
-  smla_options_init(&defaults);
-  const CubinStore::Options store_options = context_store_options(defaults);
+  if (settings.plan.forced_tile) {
+    log.warn("SMLA_TILE is ignored: smla tune picks the tile of each context it times");
+  }
+  const CubinStore::Options& store_options = settings.store;
   const std::string memory_only =
       "the cache is memory-only, so tuning rows would be lost: set SMLA_CACHE to a file (or "
       "HOME / XDG_CACHE_HOME)";
@@ -95,8 +96,6 @@ int run_tune(TuneCommand o) {
   std::unique_ptr<DeviceSession> device;
   if (status = DeviceSession::open(0, &device); !status) return fail(status.message(), kExitFailed);
   device.reset();
-  Logger log;
-  apply_log_environment(&log);
   const std::unique_ptr<CubinStore> store = CubinStore::open(store_options, log);
   if (!store->persistent()) return fail(memory_only, kExitUsage);  // the file could not be used
   nlohmann::json out = nlohmann::json::array();
@@ -107,7 +106,7 @@ int run_tune(TuneCommand o) {
   for (size_t i = 0; status && i < problems.size(); ++i) {
     const auto& [label, problem] = problems[i];
     std::vector<TunedBucket> buckets;
-    status = tune_problem(problem, o.tune, *store, log, &buckets);
+    status = tune_problem(problem, o.tune, settings, *store, log, &buckets);
     for (const TunedBucket& b : buckets) {
       const std::string rows = b.rows.size() > 1
                                    ? fmt::format("{}-{}", b.rows.front(), b.rows.back())
@@ -161,7 +160,7 @@ void add_tune_command(CLI::App& app, int* exit_code) {
       ->check(kFinite & CLI::Range(0.01, 64.0));
   CLI::Option* list = c->add_flag("--list", o->list, "print the candidates and exit (no GPU)");
   // Tuning measures the local GPU: a target architecture means something to --list only.
-  c->add_option("--arch", o->arch, "with --list: the target (sm_90a, sm_100a, sm_103a)")
+  c->add_option("--arch", o->arch, fmt::format("with --list: the target ({})", arch_names()))
       ->needs(list);
   c->add_flag("--json", o->json, "JSON output");
   c->callback([o, exit_code] { *exit_code = run_tune(*o); });

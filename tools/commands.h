@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "support/status.h"
-#include "tools/lib/json_text.h"
+#include "deployments/json_text.h"
 
 namespace smla::tools {
 
@@ -90,5 +90,6 @@ void add_cache_commands(CLI::App& app, int* exit_code);
 void add_check_command(CLI::App& app, int* exit_code);
 void add_bench_command(CLI::App& app, int* exit_code);
 void add_tune_command(CLI::App& app, int* exit_code);
+void add_plan_command(CLI::App& app, int* exit_code);
 
 }  // namespace smla::tools

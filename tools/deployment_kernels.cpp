@@ -2,12 +2,12 @@
 
 #include <unordered_set>
 
-#include "autotune/heuristics.h"
+#include "plan/decode_plan.h"
 #include "runtime/validate.h"
 
 namespace smla::tools {
 
-Status deployment_kernels(const Deployment& deployment, const std::vector<std::string>& archs,
+Status deployment_kernels(const Deployment& deployment, const std::vector<const ArchSpec*>& archs,
                           std::vector<KernelKey>* keys) {
   std::unordered_set<std::string> seen;
   const auto add = [&](const KernelKey& key) {
@@ -22,8 +22,8 @@ Status deployment_kernels(const Deployment& deployment, const std::vector<std::s
     const Status valid = validate_problem(&problem);
     if (!valid)
       return error(valid.code(), "deployment {}, {}: {}", deployment.name, label, valid.message());
-    for (const std::string& arch : archs) {
-      for (const KernelKey& key : default_problem_kernels(arch, problem)) add(key);
+    for (const ArchSpec* arch : archs) {
+      for (const KernelKey& key : prewarm_kernels(*arch, problem)) add(key);
     }
   }
   return ok_status();

@@ -7,15 +7,14 @@
 
 #include "codegen/kernel_key.h"
 #include "support/status.h"
-#include "tools/lib/deployment.h"
+#include "deployments/deployment.h"
 
 namespace smla::tools {
 
-// For each problem of the deployment and each arch: the decode kernel with the heuristic tile
-// configuration (what smla_prepare picks), and its combine kernel when the decode splits into
-// segments. Deduplicated by key text, in first-seen order. A problem the C API would reject is
-// an error naming its layer.
-Status deployment_kernels(const Deployment& deployment, const std::vector<std::string>& archs,
+// For each problem of the deployment and each arch: the kernels of both modes' plans
+// (plan/decode_plan.h: prewarm_kernels). Deduplicated by key text, in first-seen order. A
+// problem the C API would reject is an error naming its layer.
+Status deployment_kernels(const Deployment& deployment, const std::vector<const ArchSpec*>& archs,
                           std::vector<KernelKey>* keys);
 
 }  // namespace smla::tools

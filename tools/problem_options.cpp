@@ -8,7 +8,7 @@
 
 #include "runtime/validate.h"
 #include "tools/commands.h"
-#include "tools/lib/deployment.h"
+#include "deployments/deployment.h"
 
 namespace smla::tools {
 

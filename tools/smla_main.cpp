@@ -1,5 +1,5 @@
-// The smla command line (DESIGN.md §6): info, selftest, cache build/ls/stats/verify/gc/path,
-// check, bench, tune. Plain text by default, JSON with --json.
+// The smla command line: info, selftest, cache build/ls/stats/verify/gc/path, plan, check,
+// bench, tune. Plain text by default, JSON with --json.
 #include <fmt/format.h>
 #include <smla.h>
 
@@ -22,6 +22,7 @@ int run_command(int argc, char** argv) {
   smla::tools::add_cache_commands(app, &exit_code);
   smla::tools::add_check_command(app, &exit_code);
   smla::tools::add_bench_command(app, &exit_code);
+  smla::tools::add_plan_command(app, &exit_code);
   smla::tools::add_tune_command(app, &exit_code);
   try {
     app.parse(argc, argv);  // runs the command too
@@ -38,7 +39,7 @@ int run_command(int argc, char** argv) {
     if (app.exit(e) == 0) return 0;
     // With --json, stdout is JSON for a refused option too (app.exit wrote the message to stderr).
     if (std::find(argv + 1, argv + argc, std::string("--json")) != argv + argc) {
-      fmt::print("{}\n", smla::tools::json_text({{"error", e.what()}}));
+      fmt::print("{}\n", smla::json_text({{"error", e.what()}}));
     }
     return smla::tools::kExitUsage;
   }

@@ -1,29 +1,27 @@
 #include "tools/tune_problem.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <ctime>
 #include <memory>
 
 #include "autotune/tuning.h"
-#include "runtime/decode_dispatch.h"
+#include "plan/decode_plan.h"
+#include "runtime/context.h"
 #include "runtime/kernel_builder.h"
-#include "support/scoped_env.h"
-#include "tools/lib/device_case.h"
+#include "harness/device_case.h"
 #include "tools/parallel_build.h"
 
 namespace smla::tools {
 namespace {
 
-// NOTE: contexts read SMLA_TILE, SMLA_BATCH_INVARIANT and SMLA_TUNING when they are created and
-// prepared; the tuner is single-threaded, so it sets them around those calls to pick what each
-// context runs.
 using ContextOwner = std::unique_ptr<smla_context, smla_status (*)(smla_context*)>;
 
-// A context with default options, prepared for `problem` (so the environment around this call
-// decides what it runs).
-Status prepared_context(const smla_problem& problem, int max_rows, ContextOwner* owner) {
+// A context of `settings`, prepared for `problem`.
+Status prepared_context(const ContextSettings& settings, const smla_problem& problem, int max_rows,
+                        ContextOwner* owner) {
   smla_context* ctx = nullptr;
-  SMLA_TRY(status_of(smla_context_create(nullptr, &ctx)));
+  SMLA_TRY(create_context_handle(settings, &ctx));
   owner->reset(ctx);
   size_t workspace = 0;
   return status_of(smla_prepare(ctx, &problem, max_rows, &workspace));
@@ -31,15 +29,16 @@ Status prepared_context(const smla_problem& problem, int max_rows, ContextOwner*
 
 // Compiles every candidate's kernels into the cache at once (NVRTC dominates a tuning run
 // otherwise) and returns those that built.
-std::vector<TileConfig> build_candidates(const std::string& arch, const smla_problem& problem,
+std::vector<TileConfig> build_candidates(const ArchSpec& arch, const smla_problem& problem,
                                          const std::vector<TileConfig>& candidates, int jobs,
                                          CubinStore& store, const Logger& log) {
   std::vector<KernelKey> keys;
   std::vector<size_t> first_key;  // of each candidate: its decode kernel, then its combine
   for (const TileConfig& tile : candidates) {
     first_key.push_back(keys.size());
-    keys.push_back(KernelKey::decode(arch, problem, tile));
-    if (keys.back().geometry().segments > 1) keys.push_back(KernelKey::combine_for(keys.back()));
+    const DecodeKernel kernel = DecodeKernel::of(arch, problem, tile);
+    keys.push_back(kernel);
+    if (kernel.geometry().segments > 1) keys.push_back(kernel.combine());
   }
   first_key.push_back(keys.size());
   const KernelBuilder builder(store, log);
@@ -71,35 +70,37 @@ Status time_rows(ProblemBench& bench, smla_context* ctx, const std::vector<int>&
 
 }  // namespace
 
-Status tune_problem(const smla_problem& problem, const TuneOptions& options, CubinStore& store,
-                    const Logger& log, std::vector<TunedBucket>* results) {
+Status tune_problem(const smla_problem& problem, const TuneOptions& options,
+                    const ContextSettings& settings, CubinStore& store, const Logger& log,
+                    std::vector<TunedBucket>* results) {
   std::unique_ptr<ProblemBench> bench;
   SMLA_TRY(ProblemBench::open(problem, options.bench.pool_gb, &bench));
   DeviceInfo device;
   SMLA_TRY(bench->session().info(&device));
-  if (device.arch.empty()) {
+  if (device.arch == nullptr) {
     return error(SMLA_ERR_UNSUPPORTED, "device {} is not one smla runs on", device.name);
   }
-  const ScopedEnv mode("SMLA_BATCH_INVARIANT", options.batch_invariant ? "1" : "0");
-  DecodeTiles tiles;
-  SMLA_TRY(decode_tiles(device.arch, problem, options.batch_invariant, &tiles));
+  const ArchSpec& arch = *device.arch;
   const std::vector<TileConfig> candidates = build_candidates(
-      device.arch, problem, tuning_candidates(device.arch, problem, options.batch_invariant),
-      options.jobs, store, log);
+      arch, problem, tuning_candidates(arch, problem, options.batch_variant), options.jobs, store,
+      log);
 
+  ContextSettings heuristic_settings = settings;
+  heuristic_settings.plan.batch_variant = options.batch_variant;
+  heuristic_settings.plan.forced_tile.reset();
+  heuristic_settings.use_tuning = false;
   ContextOwner heuristic(nullptr, smla_context_destroy);
-  {
-    const ScopedEnv untuned("SMLA_TUNING", "0");
-    SMLA_TRY(prepared_context(problem, options.max_rows, &heuristic));
-  }
+  SMLA_TRY(prepared_context(heuristic_settings, problem, options.max_rows, &heuristic));
   std::vector<ContextOwner> contexts;
   for (const TileConfig& tile : candidates) {
-    const ScopedEnv forced("SMLA_TILE", tile.text().c_str());
+    ContextSettings forced = heuristic_settings;
+    forced.plan.forced_tile = tile;
     contexts.emplace_back(nullptr, smla_context_destroy);
-    SMLA_TRY(prepared_context(problem, options.max_rows, &contexts.back()));
+    SMLA_TRY(prepared_context(forced, problem, options.max_rows, &contexts.back()));
   }
+  const DecodePlan* heuristic_plan = context_of(heuristic.get())->plan(problem);
 
-  const uint64_t problem_id = tuning_problem_id(problem, options.batch_invariant);
+  const uint64_t problem_id = tuning_problem_id(problem, options.batch_variant);
   for (const int bucket : batch_buckets(options.max_rows)) {
     TunedBucket result;
     result.bucket = bucket;
@@ -112,11 +113,12 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options, Cub
     int best = -1;
     double best_us = 0;
     for (size_t c = 0; c < candidates.size(); ++c) {
-      // Time only what dispatch would run: a tile whose plan needs more workspace than the
-      // heuristic's at some row count of the bucket is not used there.
-      const DecodeDispatch dispatch(device.arch, problem, tiles, {{bucket, candidates[c]}});
+      // Time only what a plan with this row would run: a tile whose launch needs more
+      // workspace than the heuristic's at some row count of the bucket is not used there.
+      const DecodePlan* forced_plan = context_of(contexts[c].get())->plan(problem);
       if (!std::all_of(result.rows.begin(), result.rows.end(), [&](int r) {
-            return dispatch.choose(r, dispatch.workspace_bytes(r)).tuned == 0;
+            return forced_plan->call(r, SIZE_MAX).launch.workspace_bytes <=
+                   heuristic_plan->workspace_bytes(r);
           })) {
         continue;
       }
@@ -133,7 +135,7 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options, Cub
     if (best >= 0) {
       result.best = candidates[best].text();
       // NOTE: the machine is shared and a difference smaller than the spread of two timings is
-      // noise (shared/GPU.md): the winner is timed again against the heuristic and kept only if
+      // noise (docs/PERFORMANCE.md): the winner is timed again against the heuristic and kept only if
       // it wins by the margin both times.
       result.best_us = best_us;
       if (best_us < heuristic_us * (1 - options.margin)) {

@@ -1,4 +1,4 @@
-// `smla tune`'s measuring loop (DESIGN.md §5) for one problem on the local GPU: for every batch
+// `smla tune`'s measuring loop (docs/design.md) for one problem on the local GPU: for every batch
 // bucket up to max_rows, the heuristic schedule and each candidate tile (autotune/tuning.h) are
 // timed on the same inputs (`smla bench`'s: KV from HBM); the fastest candidate is kept where it
 // beats the heuristic by the margin in two rounds, and each bucket gets a tuning row.
@@ -10,15 +10,16 @@
 #include <vector>
 
 #include "cache/cubin_store.h"
+#include "runtime/context_settings.h"
 #include "support/log.h"
 #include "support/status.h"
-#include "tools/lib/bench.h"
+#include "harness/bench.h"
 
 namespace smla::tools {
 
 struct TuneOptions {
   int max_rows = 256;          // buckets 1, 2, 4, ... up to this
-  bool batch_invariant = true;  // the mode whose rows are tuned
+  bool batch_variant = false;  // the mode whose rows are tuned
   double margin = 0.03;        // a candidate must be this much faster than the heuristic, twice
   int jobs = 0;                // parallel compilations (0: one per hardware thread)
   BenchOptions bench;          // iterations, repeats and KV pool of each measurement
@@ -35,10 +36,12 @@ struct TunedBucket {
   int candidates = 0;         // timed: those whose plan fits the heuristic's workspace
 };
 
-// Times the candidates with contexts on `store`'s cache file (the one a context with default
-// options opens; persistent, and SMLA_TILE unset: the caller checks) and writes each bucket's
-// row there.
-Status tune_problem(const smla_problem& problem, const TuneOptions& options, CubinStore& store,
-                    const Logger& log, std::vector<TunedBucket>* buckets);
+// Times the candidates with contexts of `settings` (the caller's: options and environment) that
+// differ in what they run: the heuristic plan of the mode without tuning rows, and each
+// candidate forced. `store` is the cache file those contexts open (persistent: the caller
+// checks); each bucket's row is written there.
+Status tune_problem(const smla_problem& problem, const TuneOptions& options,
+                    const ContextSettings& settings, CubinStore& store, const Logger& log,
+                    std::vector<TunedBucket>* buckets);
 
 }  // namespace smla::tools

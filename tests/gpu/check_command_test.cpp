@@ -17,7 +17,7 @@ using cli_test::CliOptions;
 using cli_test::CliResult;
 using cli_test::run_cli;
 
-// The child uses the round's cache (its kernels prewarmed by tools/gpu-carry.sh), else compiles
+// The child uses the round's cache (its kernels prewarmed by gpu/carry.sh), else compiles
 // into memory.
 CliOptions check_options() {
   CliOptions options;

@@ -1,4 +1,4 @@
-// Batch-variant mode (smla_options.batch_variant = 1, here through SMLA_BATCH_INVARIANT=0):
+// Batch-variant mode (smla_options.batch_variant = 1, here through SMLA_BATCH_VARIANT=1):
 // calls of many rows of a 64- or 128-head fp8 problem run the wgmma kernel on sm_90a, others
 // the default tile with one segment a row where the default runs whole rows; calls of few rows
 // the few-row split (short segments, so up to 40 for the combine kernel to fold); calls between
@@ -15,7 +15,7 @@ class DecodeBatchVariant : public ::testing::Test {
  protected:
   void SetUp() override {
     SMLA_REQUIRE_GPU();
-    ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
+    ScopedEnv variant("SMLA_BATCH_VARIANT", "1");
     ctx_ = create_context();
     ASSERT_NE(ctx_, nullptr);
   }

@@ -1,4 +1,4 @@
-// The contract points of DESIGN.md §2 on the device: a row's bits do not depend on its
+// The contract points of docs/design.md on the device: a row's bits do not depend on its
 // batchmates, a graph captured after prepare replays correctly after the index tables and
 // lengths change, capturing without prepare is SMLA_ERR_NOT_READY, and a short workspace is
 // SMLA_ERR_WORKSPACE.
@@ -10,7 +10,7 @@
 
 #include "gpu_env.h"
 #include "reference/codecs.h"
-#include "runtime/decode_scheduler.h"
+#include "plan/decode_plan.h"
 #include "runtime/device_info.h"
 
 namespace smla::gpu_test {
@@ -55,11 +55,11 @@ void expect_slices_match_full_call(const ref::HostCase& host,
                << ", q dtype " << host.problem.q_dtype);
   GpuEnv& env = GpuEnv::get();
   const int total = host.num_rows;
-  tools::DeviceCase dc;
-  ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
+  DeviceCase dc;
+  ASSERT_TRUE(DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
   const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
-  const tools::CheckResult full =
-      tools::run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
+  const CheckResult full =
+      run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
   ASSERT_TRUE(full.status.is_ok()) << full.status.message();
   ASSERT_TRUE(full.comparison.passed({})) << full.comparison.summary();
   if (full_out) *full_out = full.out;
@@ -194,12 +194,10 @@ TEST(DecodeContract, PrefixItemsKeepANegativeZeroTotal) {
   // 100 rows run prefix items of 4 segments, the 250 whole rows.
   DeviceInfo device;
   ASSERT_TRUE(GpuEnv::get().session->info(&device).is_ok());
-  DecodeTiles tiles;
-  ASSERT_TRUE(decode_tiles(device.arch, problem, true, &tiles).is_ok());
-  const DecodeScheduler scheduler(KernelKey::decode(device.arch, problem, tiles.tile), tiles.narrow,
-                                  tiles.fast);
-  ASSERT_EQ(scheduler.plan(100).prefix_segments, 4);
-  ASSERT_FALSE(scheduler.plan(250).split);
+  std::unique_ptr<DecodePlan> plan;
+  ASSERT_TRUE(DecodePlan::build(*device.arch, problem, PlanSettings{}, {}, &plan).is_ok());
+  ASSERT_EQ(plan->call(100, SIZE_MAX).launch.prefix_segments, 4);
+  ASSERT_FALSE(plan->call(250, SIZE_MAX).launch.split);
   std::vector<uint16_t> full_out;
   expect_slices_match_full_call(host, {{0, 100}, {100, 100}}, &full_out);
   if (HasFatalFailure()) return;
@@ -234,8 +232,8 @@ TEST(DecodeContract, CapturedGraphReplaysAfterTablesChange) {
     const ref::CaseSpec spec = contract_spec(rows, 910 + rows, contract_problem(16));
     if (prewarmed(spec.problem)) return;
     const ref::HostCase host = ref::make_random_case(spec);
-    tools::DeviceCase dc;
-    ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
+    DeviceCase dc;
+    ASSERT_TRUE(DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
     size_t workspace_bytes = 0;
     ASSERT_EQ(smla_prepare(env.ctx, &host.problem, rows, &workspace_bytes), SMLA_OK);
     DeviceBuffer workspace;
@@ -282,8 +280,8 @@ TEST(DecodeContract, CapturingWithoutPrepareIsNotReady) {
   const ref::CaseSpec spec = contract_spec(4, 920, contract_problem(16));
   if (prewarmed(spec.problem)) return;
   const ref::HostCase host = ref::make_random_case(spec);
-  tools::DeviceCase dc;
-  ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
+  DeviceCase dc;
+  ASSERT_TRUE(DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
   smla_context* fresh = nullptr;
   ASSERT_EQ(smla_context_create(nullptr, &fresh), SMLA_OK);
   const CudaDriver& d = env.session->driver();
@@ -304,8 +302,8 @@ TEST(DecodeContract, ShortWorkspaceIsRejected) {
   const ref::CaseSpec spec = contract_spec(2, 930, contract_problem(16));
   if (prewarmed(spec.problem)) return;
   const ref::HostCase host = ref::make_random_case(spec);
-  tools::DeviceCase dc;
-  ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
+  DeviceCase dc;
+  ASSERT_TRUE(DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
   size_t workspace_bytes = 0;
   ASSERT_EQ(smla_prepare(env.ctx, &host.problem, 2, &workspace_bytes), SMLA_OK);
   ASSERT_GT(workspace_bytes, 16u);

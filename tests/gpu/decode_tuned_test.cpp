@@ -45,7 +45,7 @@ class DecodeTuned : public ::testing::Test {
 
   // Stores `rows` for `problem` in a scratch cache for this device and creates the tuned and
   // untuned contexts of the mode.
-  void make_contexts(const smla_problem& problem, bool batch_invariant,
+  void make_contexts(const smla_problem& problem, bool batch_variant,
                      const std::vector<TunedRowSpec>& rows) {
     DeviceInfo device;
     ASSERT_TRUE(GpuEnv::get().session->info(&device));
@@ -58,7 +58,7 @@ class DecodeTuned : public ::testing::Test {
       ASSERT_TRUE(store->persistent());
       for (const TunedRowSpec& r : rows) {
         TuningRow row;
-        row.problem_id = tuning_problem_id(problem, batch_invariant);
+        row.problem_id = tuning_problem_id(problem, batch_variant);
         row.batch_bucket = r.bucket;
         row.device_name = device.name;
         row.sm_count = device.sm_count;
@@ -70,7 +70,7 @@ class DecodeTuned : public ::testing::Test {
     const char* round_cache = std::getenv("SMLA_CACHE");
     const ScopedEnv system("SMLA_SYSTEM_CACHE", round_cache);
     const ScopedEnv user("SMLA_CACHE", cache.c_str());
-    const ScopedEnv mode("SMLA_BATCH_INVARIANT", batch_invariant ? "1" : "0");
+    const ScopedEnv mode("SMLA_BATCH_VARIANT", batch_variant ? "1" : "0");
     {
       const ScopedEnv on("SMLA_TUNING", "1");
       tuned_ = create_context();
@@ -88,23 +88,26 @@ class DecodeTuned : public ::testing::Test {
     size_t bytes = 0;
     ASSERT_EQ(smla_prepare(tuned_, &problem, rows, &bytes), SMLA_OK) << smla_last_error();
     ASSERT_EQ(smla_prepare(untuned_, &problem, rows, &bytes), SMLA_OK) << smla_last_error();
-    const auto tuned = context_of(tuned_)->planned_call(problem, rows);
-    const auto untuned = context_of(untuned_)->planned_call(problem, rows);
+    const DecodePlan* tuned = context_of(tuned_)->plan(problem);
+    const DecodePlan* untuned = context_of(untuned_)->plan(problem);
     ASSERT_TRUE(tuned && untuned);
-    EXPECT_FALSE(untuned->tuned);
+    const auto runs = [&](const DecodePlan& plan) -> const PlannedKernel& {
+      return plan.kernels()[plan.call(rows, plan.workspace_bytes(rows)).kernel];
+    };
+    EXPECT_NE(runs(*untuned).role, KernelRole::kTuned);
     if (tile == nullptr) {
-      EXPECT_FALSE(tuned->tuned) << tuned->tuned->tile.text();
+      EXPECT_NE(runs(*tuned).role, KernelRole::kTuned) << runs(*tuned).decode.tile.text();
     } else {
-      ASSERT_TRUE(tuned->tuned);
-      EXPECT_EQ(tuned->tuned->tile.text(), tile);
+      ASSERT_EQ(runs(*tuned).role, KernelRole::kTuned);
+      EXPECT_EQ(runs(*tuned).decode.tile.text(), tile);
     }
   }
 
   // One random case in both contexts, each against the reference; whether their bits agree.
   bool same_bits(const smla_problem& problem, int rows, uint64_t seed, const char* what) {
     const ref::CaseSpec spec = spec_for(problem, rows, seed);
-    const tools::CheckResult tuned = check_case(spec, what, {}, tuned_);
-    const tools::CheckResult untuned = check_case(spec, what, {}, untuned_);
+    const CheckResult tuned = check_case(spec, what, {}, tuned_);
+    const CheckResult untuned = check_case(spec, what, {}, untuned_);
     EXPECT_TRUE(tuned.status && untuned.status);
     EXPECT_FALSE(tuned.out.empty());
     return tuned.out == untuned.out && tuned.lse == untuned.lse;
@@ -122,7 +125,7 @@ TEST_F(DecodeTuned, InvariantRowsKeepEveryBit) {
                                           {64, "hg16.w8.te32.st4.seg4.mb1.mma_sync"},
                                           {128, "hg8.w8.te32.st2.seg4.mb1.mma_sync"}};
   if (prewarmed_tiles(p, rows)) return;
-  make_contexts(p, true, rows);
+  make_contexts(p, /*batch_variant=*/false, rows);
   expect_runs(p, 1, rows[0].tile.c_str());
   expect_runs(p, 3, nullptr);
   expect_runs(p, 64, rows[1].tile.c_str());
@@ -141,7 +144,7 @@ TEST_F(DecodeTuned, VariantRowsRunTheTunedTile) {
   const std::vector<TunedRowSpec> rows = {{4, "hg16.w8.te32.st2.seg36.mb2.mma_sync"},
                                           {128, "hg8.w8.te32.st2.seg2.mb2.mma_sync"}};
   if (prewarmed_tiles(p, rows)) return;
-  make_contexts(p, false, rows);
+  make_contexts(p, /*batch_variant=*/true, rows);
   expect_runs(p, 6, rows[0].tile.c_str());
   expect_runs(p, 2, nullptr);
   expect_runs(p, 130, rows[1].tile.c_str());
@@ -161,7 +164,7 @@ TEST_F(DecodeTuned, ARowWhoseKernelIsMissingLeavesItsBucketToTheHeuristic) {
   const std::vector<TunedRowSpec> rows = {{8, "hg16.w8.te32.st3.seg4.mb1.mma_sync"}};
   {
     const ScopedEnv forbid("SMLA_JIT", "0");
-    make_contexts(p, true, rows);
+    make_contexts(p, /*batch_variant=*/false, rows);
   }
   testing::internal::CaptureStderr();
   expect_runs(p, 8, nullptr);

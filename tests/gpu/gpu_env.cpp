@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "tools/lib/deployment.h"
+#include "deployments/deployment.h"
 
 namespace smla::gpu_test {
 
@@ -88,20 +88,20 @@ ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed) {
   return spec;
 }
 
-tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
-                              const tools::DeviceCaseOptions& options, smla_context* ctx) {
+CheckResult check_case(const ref::CaseSpec& spec, const char* what,
+                              const DeviceCaseOptions& options, smla_context* ctx) {
   GpuEnv& env = GpuEnv::get();
   if (ctx == nullptr) ctx = env.ctx;
   if (prewarmed(spec.problem, ctx)) return {};
   const std::string label = fmt::format(
-      "{} [{} rows={} seed={}]", what, tools::problem_text(spec.problem), spec.num_rows, spec.seed);
+      "{} [{} rows={} seed={}]", what, problem_text(spec.problem), spec.num_rows, spec.seed);
   const ref::HostCase host = ref::make_random_case(spec);
-  tools::DeviceCase device_case;
-  tools::CheckResult result;
-  result.status = tools::DeviceCase::upload(*env.session, host, options, &device_case);
+  DeviceCase device_case;
+  CheckResult result;
+  result.status = DeviceCase::upload(*env.session, host, options, &device_case);
   if (result.status) {
     const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
-    result = tools::run_and_compare(ctx, *env.session, device_case, reference, env.stream);
+    result = run_and_compare(ctx, *env.session, device_case, reference, env.stream);
   }
   EXPECT_TRUE(result.status.is_ok()) << label << ": " << result.status.message();
   if (result.status) {

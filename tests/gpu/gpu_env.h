@@ -11,8 +11,8 @@
 #include <string>
 
 #include "reference/random_case.h"
-#include "runtime/device_session.h"
-#include "tools/lib/device_case.h"
+#include "harness/device_session.h"
+#include "harness/device_case.h"
 
 namespace smla::gpu_test {
 
@@ -54,8 +54,8 @@ ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed);
 // Builds a random case, runs it on the device in `ctx` (null: the shared context) and checks it
 // against the reference; returns the result for further checks. Adds a failure (with the case
 // described) when it fails.
-tools::CheckResult check_case(const ref::CaseSpec& spec, const char* what,
-                              const tools::DeviceCaseOptions& options = {},
+CheckResult check_case(const ref::CaseSpec& spec, const char* what,
+                              const DeviceCaseOptions& options = {},
                               smla_context* ctx = nullptr);
 
 }  // namespace smla::gpu_test

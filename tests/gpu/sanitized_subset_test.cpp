@@ -10,7 +10,7 @@ namespace {
 
 TEST(Sanitized, RepresentativeSubset) {
   SMLA_REQUIRE_GPU();
-  tools::DeviceCaseOptions exact;
+  DeviceCaseOptions exact;
   exact.guard_bytes = 0;
   struct Case {
     smla_problem problem;
@@ -57,14 +57,14 @@ TEST(Sanitized, SourceWithoutPages) {
     ref::HostCase host = ref::make_random_case(spec);
     host.sources[1].num_pages = 0;
     host.sources[1].cache.clear();
-    tools::DeviceCaseOptions exact;
+    DeviceCaseOptions exact;
     exact.guard_bytes = 0;
-    tools::DeviceCase dc;
-    ASSERT_TRUE(tools::DeviceCase::upload(*env.session, host, exact, &dc).is_ok());
+    DeviceCase dc;
+    ASSERT_TRUE(DeviceCase::upload(*env.session, host, exact, &dc).is_ok());
     ASSERT_EQ(dc.args().sources[1].cache, nullptr);
     const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
-    const tools::CheckResult result =
-        tools::run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
+    const CheckResult result =
+        run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
     ASSERT_TRUE(result.status.is_ok()) << result.status.message();
     EXPECT_TRUE(result.comparison.passed({})) << result.comparison.summary();
   }
@@ -78,11 +78,11 @@ TEST(Sanitized, BatchVariantMode) {
   SMLA_REQUIRE_GPU();
   smla_context* ctx = nullptr;
   {
-    ScopedEnv variant("SMLA_BATCH_INVARIANT", "0");
+    ScopedEnv variant("SMLA_BATCH_VARIANT", "1");
     ctx = create_context();
   }
   ASSERT_NE(ctx, nullptr);
-  tools::DeviceCaseOptions exact;
+  DeviceCaseOptions exact;
   exact.guard_bytes = 0;
   const smla_problem p =
       make_problem(16, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {64, 512}});

@@ -13,6 +13,7 @@ class ClearedSmlaEnvironment {
   ScopedEnv system_cache_{"SMLA_SYSTEM_CACHE", nullptr};
   ScopedEnv jit_{"SMLA_JIT", nullptr};
   ScopedEnv batch_invariant_{"SMLA_BATCH_INVARIANT", nullptr};
+  ScopedEnv batch_variant_{"SMLA_BATCH_VARIANT", nullptr};
   ScopedEnv tuning_{"SMLA_TUNING", nullptr};
   ScopedEnv log_{"SMLA_LOG", nullptr};
   ScopedEnv tile_{"SMLA_TILE", nullptr};

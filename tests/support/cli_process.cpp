@@ -37,7 +37,7 @@ std::string make_temp_file(const char* what) {
 }
 
 // The CLI of this build (SMLA_CLI_PATH), or, where the binaries were carried to another machine
-// without the build tree (tools/gpu-carry.sh), the `smla` beside this test binary.
+// without the build tree (gpu/carry.sh), the `smla` beside this test binary.
 std::string cli_path() {
   if (access(SMLA_CLI_PATH, X_OK) == 0) return SMLA_CLI_PATH;
   std::error_code ec;

@@ -1,7 +1,7 @@
 // `smla tune`'s candidates for every DSv4 problem on every arch and in both modes: each one the
 // problem can run, none twice, the heuristic default first; in batch-invariant mode only tiles
 // that keep a row's bits, in batch-variant mode those and more (other segments, the other
-// mma.sync path, the wgmma kernel on sm_90a only, where it is the default at 128 heads).
+// mma.sync path, the wgmma kernel on Hopper only, where it is the default at 128 heads).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 
 #include "autotune/heuristics.h"
 #include "autotune/tuning.h"
-#include "codegen/kernel_key.h"
+#include "codegen/decode_family.h"
 #include "cpu/codegen/dsv4_problems.h"
 
 namespace smla {
@@ -23,29 +23,30 @@ TEST(TuningCandidates, RunnableDistinctDefaultFirst) {
   for (const test::NamedProblem& named : test::dsv4_problems()) {
     SCOPED_TRACE(named.name);
     const smla_problem& p = named.problem;
-    for (const char* arch : {"sm_90a", "sm_100a", "sm_103a"}) {
-      SCOPED_TRACE(arch);
+    for (const ArchSpec& arch : arch_table()) {
+      SCOPED_TRACE(arch.name);
       // Each mode's default: batch-variant mode's is the mma.sync tile.
-      const TileConfig base = default_tile_config(arch, p);
-      const TileConfig variant_base = default_tile_config("", p);
-      const bool wgmma = std::string(arch) == "sm_90a" && p.num_heads % 64 == 0;
+      const TileConfig base = default_tile(arch, p);
+      const TileConfig variant_base = mma_sync_tile(arch, p);
+      const bool wgmma = arch.wgmma && p.num_heads % 64 == 0;
       const bool wgmma_default = wgmma && p.num_heads == 128;
       EXPECT_EQ(base.mma == MmaPath::kWgmma, wgmma_default);
-      const std::vector<TileConfig> invariant = tuning_candidates(arch, p, true);
-      const std::vector<TileConfig> variant = tuning_candidates(arch, p, false);
+      const std::vector<TileConfig> invariant = tuning_candidates(arch, p, false);
+      const std::vector<TileConfig> variant = tuning_candidates(arch, p, true);
       ASSERT_FALSE(invariant.empty());
       EXPECT_EQ(invariant.front(), base);
       EXPECT_EQ(variant.front(), variant_base);
-      // Widths, stages, occupancy; the wgmma kernel has one shape.
+      // Widths, stages, occupancy (fewer fit the consumer parts' 99 KB); the wgmma kernel has
+      // one shape.
       if (wgmma_default) {
         EXPECT_EQ(invariant.size(), 1u);
       } else {
-        EXPECT_GT(invariant.size(), 3u);
+        EXPECT_GT(invariant.size(), arch.smem_per_cta < 128 * 1024 ? 1u : 3u);
       }
       EXPECT_GT(variant.size(), invariant.size());
       std::set<std::string> seen;
       for (const TileConfig& t : variant) {
-        EXPECT_EQ(KernelKey::decode(arch, p, t).unsupported_tile(), "") << t.text();
+        EXPECT_EQ(DecodeKernel::of(arch, p, t).unsupported(), "") << t.text();
         EXPECT_TRUE(seen.insert(t.text()).second) << "twice: " << t.text();
       }
       for (const TileConfig& t : invariant) {
@@ -56,7 +57,9 @@ TEST(TuningCandidates, RunnableDistinctDefaultFirst) {
       EXPECT_TRUE(std::any_of(variant.begin(), variant.end(),
                               [&](const TileConfig& t) { return !same_row_bits(t, base); }));
       EXPECT_TRUE(has_path(variant, MmaPath::kMmaSync));
-      EXPECT_TRUE(has_path(variant, MmaPath::kMmaSyncHeadsM));
+      // The consumer parts' 99 KB hold no heads-on-M CTA.
+      EXPECT_EQ(has_path(variant, MmaPath::kMmaSyncHeadsM),
+                arch.family != ArchFamily::kBlackwellConsumer);
       EXPECT_EQ(has_path(variant, MmaPath::kWgmma), wgmma);
       EXPECT_EQ(has_path(invariant, MmaPath::kWgmma), wgmma_default);
     }

@@ -7,6 +7,7 @@
 
 #include "codegen/kernel_key.h"
 #include "cpu/codegen/dsv4_problems.h"
+#include "support/arch_of.h"
 
 namespace smla {
 namespace {
@@ -17,8 +18,12 @@ struct ProblemEdit {
   bool changes_combine;
 };
 
+DecodeKernel decode_kernel(const smla_problem& problem, const TileConfig& tile = TileConfig{}) {
+  return DecodeKernel::of(test::arch_of("sm_100a"), problem, tile);
+}
+
 KernelKey combine_key(const smla_problem& problem, const TileConfig& tile = TileConfig{}) {
-  return KernelKey::combine_for(KernelKey::decode("sm_100a", problem, tile));
+  return decode_kernel(problem, tile).combine();
 }
 
 void check_edit(const ProblemEdit& edit) {
@@ -26,8 +31,7 @@ void check_edit(const ProblemEdit& edit) {
   const smla_problem base = test::dsv4_compressed_problem(32, 64, 512);
   smla_problem edited = base;
   edit.apply(edited);
-  EXPECT_NE(KernelKey::decode("sm_100a", edited, TileConfig{}).text(),
-            KernelKey::decode("sm_100a", base, TileConfig{}).text());
+  EXPECT_NE(decode_kernel(edited).text(), decode_kernel(base).text());
   if (edit.changes_combine) {
     EXPECT_NE(combine_key(edited).text(), combine_key(base).text());
   } else {

@@ -1,5 +1,5 @@
 // The decode problems of the DeepSeek-V4 deployments, written from the model shapes of
-// SEMANTICS.md §3 so that tests below the tools layer need no tools/ presets: Flash (64 heads,
+// docs/semantics.md so that tests below the tools layer need no tools/ presets: Flash (64 heads,
 // CSA top-k 512, SWA-only layers) and Pro (128 heads, top-k 1024) at TP 1/2/4/8, every layer type
 // at q_len 1 and 2, FlashMLA packed KV, bf16 q, sink, no lse. Window: page 256, width 128; CSA
 // pages 64; HCA pages 2, width 1024 (128K context).

@@ -8,6 +8,7 @@
 
 #include "codegen/kernel_key.h"
 #include "cpu/codegen/dsv4_problems.h"
+#include "support/arch_of.h"
 
 namespace smla {
 namespace {
@@ -17,18 +18,19 @@ constexpr const char* kFingerprint = "nvrtc=13.0;templates=0123456789abcdef;code
 TEST(KernelKeyId, IsStableForEqualInputs) {
   for (const test::NamedProblem& named : test::dsv4_problems()) {
     SCOPED_TRACE(named.name);
-    const KernelKey key = KernelKey::decode("sm_100a", named.problem, TileConfig{});
-    const KernelKey rebuilt = KernelKey::decode("sm_100a", named.problem, TileConfig{});
-    EXPECT_EQ(key.id(kFingerprint), key.id(kFingerprint));
-    EXPECT_EQ(key.id(kFingerprint), rebuilt.id(kFingerprint));
-    EXPECT_EQ(KernelKey::combine_for(key).id(kFingerprint),
-              KernelKey::combine_for(rebuilt).id(kFingerprint));
+    const DecodeKernel key = DecodeKernel::of(test::arch_of("sm_100a"), named.problem, TileConfig{});
+    const DecodeKernel rebuilt =
+        DecodeKernel::of(test::arch_of("sm_100a"), named.problem, TileConfig{});
+    EXPECT_EQ(KernelKey(key).id(kFingerprint), KernelKey(key).id(kFingerprint));
+    EXPECT_EQ(KernelKey(key).id(kFingerprint), KernelKey(rebuilt).id(kFingerprint));
+    EXPECT_EQ(KernelKey(key.combine()).id(kFingerprint),
+              KernelKey(rebuilt.combine()).id(kFingerprint));
   }
 }
 
 TEST(KernelKeyId, ChangesWithTheFingerprint) {
-  const KernelKey key =
-      KernelKey::decode("sm_90a", test::dsv4_compressed_problem(16, 64, 512), TileConfig{});
+  const KernelKey key = DecodeKernel::of(test::arch_of("sm_90a"),
+                                         test::dsv4_compressed_problem(16, 64, 512), TileConfig{});
   std::set<uint64_t> ids;
   for (const char* fingerprint :
        {kFingerprint, "nvrtc=13.1;templates=0123456789abcdef;codegen=1;options=0",
@@ -43,15 +45,15 @@ TEST(KernelKeyId, DiffersBetweenDistinctKeys) {
   // Every distinct decode and combine text of the DSv4 problems on every arch gets its own id.
   std::set<std::string> texts;
   std::set<uint64_t> ids;
-  for (const char* arch : {"sm_90a", "sm_100a", "sm_103a"}) {
+  for (const ArchSpec& arch : arch_table()) {
     for (const test::NamedProblem& named : test::dsv4_problems()) {
-      const KernelKey key = KernelKey::decode(arch, named.problem, TileConfig{});
-      for (const KernelKey& k : {key, KernelKey::combine_for(key)}) {
+      const DecodeKernel key = DecodeKernel::of(arch, named.problem, TileConfig{});
+      for (const KernelKey& k : {KernelKey(key), KernelKey(key.combine())}) {
         if (texts.insert(k.text()).second) ids.insert(k.id(kFingerprint));
       }
     }
   }
-  EXPECT_GT(texts.size(), 80u);
+  EXPECT_GT(texts.size(), 130u);
   EXPECT_EQ(ids.size(), texts.size());
 }
 

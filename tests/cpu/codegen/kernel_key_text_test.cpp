@@ -5,7 +5,9 @@
 #include <string>
 
 #include "codegen/kernel_key.h"
+#include "codegen/names.h"
 #include "cpu/codegen/dsv4_problems.h"
+#include "support/arch_of.h"
 
 namespace smla {
 namespace {
@@ -22,22 +24,27 @@ TileConfig tile(int heads_per_cta, int warps, int tile_entries, int stages, int 
   return config;
 }
 
-void expect_texts(const KernelKey& decode, const std::string& decode_text,
+void expect_texts(const DecodeKernel& decode, const std::string& decode_text,
                   const std::string& combine_text) {
-  EXPECT_EQ(decode.text(), decode_text);
-  EXPECT_STREQ(decode.entry_point(), "smla_decode");
-  const KernelKey combine = KernelKey::combine_for(decode);
+  const KernelKey key = decode;
+  EXPECT_EQ(key.text(), decode_text);
+  ASSERT_EQ(key.entry_points().size(), 1u);
+  EXPECT_STREQ(key.entry_points()[0], "smla_decode");
+  const KernelKey combine = decode.combine();
   EXPECT_EQ(combine.text(), combine_text);
-  EXPECT_STREQ(combine.entry_point(), "smla_combine");
+  ASSERT_EQ(combine.entry_points().size(), 2u);
+  EXPECT_STREQ(combine.entry_points()[0], "smla_combine");
+  EXPECT_STREQ(combine.entry_points()[1], "smla_combine_prefix");
 }
 
 TEST(KernelKeyText, IsSpelledOutFieldByField) {
   {
     SCOPED_TRACE("DSv4-Flash CSA at TP 4: two sources, 4 + 16 tiles in 5 segments");
     const smla_problem problem = test::dsv4_compressed_problem(16, 64, 512);
-    expect_texts(KernelKey::decode("sm_90a", problem, tile(16, 8, 32, 3, 4, 2)),
-                 "family=decode;arch=sm_90a;heads=16;layout=fp8_packed;q=bf16;src0=p256w128;"
-                 "src1=p64w512;sink=1;lse=0;tile=hg16.w8.te32.st3.seg4.mb2.mma_sync",
+    expect_texts(DecodeKernel::of(test::arch_of("sm_90a"), problem, tile(16, 8, 32, 3, 4, 2)),
+                 "family=decode;arch=sm_90a;heads=16;q=bf16;src0=fp8_packed.p256.w128;"
+                 "src1=fp8_packed.p64.w512;sink=1;lse=0;qk=16bit;"
+                 "tile=hg16.w8.te32.st3.seg4.mb2.mma_sync",
                  "family=combine;arch=sm_90a;heads=16;hg=16;segments=5;sink=1;lse=0");
   }
   {
@@ -48,20 +55,34 @@ TEST(KernelKeyText, IsSpelledOutFieldByField) {
     problem.q_len = 2;
     problem.has_sink = 0;
     problem.want_lse = 1;
-    expect_texts(KernelKey::decode("sm_100a", problem, tile(32, 4, 64, 2, 8, 1)),
-                 "family=decode;arch=sm_100a;heads=8;layout=bf16;q=fp8_e4m3;src0=p256w128;"
-                 "sink=0;lse=1;tile=hg32.w4.te64.st2.seg8.mb1.mma_sync",
+    expect_texts(DecodeKernel::of(test::arch_of("sm_100a"), problem, tile(32, 4, 64, 2, 8, 1)),
+                 "family=decode;arch=sm_100a;heads=8;q=fp8_e4m3;src0=bf16.p256.w128;"
+                 "sink=0;lse=1;qk=16bit;tile=hg32.w4.te64.st2.seg8.mb1.mma_sync",
                  "family=combine;arch=sm_100a;heads=8;hg=32;segments=1;sink=0;lse=1");
   }
   {
     SCOPED_TRACE("DSv4-Pro HCA at TP 1, uniform fp8 KV: 8 + 64 tiles, 9 segments of 8");
     smla_problem problem = test::dsv4_compressed_problem(128, 2, 1024);
     problem.kv_layout = SMLA_KV_FP8_UNIFORM;
-    expect_texts(KernelKey::decode("sm_103a", problem, tile(32, 8, 16, 4, 8, 1)),
-                 "family=decode;arch=sm_103a;heads=128;layout=fp8_uniform;q=bf16;src0=p256w128;"
-                 "src1=p2w1024;sink=1;lse=0;tile=hg32.w8.te16.st4.seg8.mb1.mma_sync",
+    expect_texts(DecodeKernel::of(test::arch_of("sm_103a"), problem, tile(32, 8, 16, 4, 8, 1)),
+                 "family=decode;arch=sm_103a;heads=128;q=bf16;src0=fp8_uniform.p256.w128;"
+                 "src1=fp8_uniform.p2.w1024;sink=1;lse=0;qk=16bit;"
+                 "tile=hg32.w8.te16.st4.seg8.mb1.mma_sync",
                  "family=combine;arch=sm_103a;heads=128;hg=32;segments=9;sink=1;lse=0");
   }
+}
+
+TEST(KernelKeyText, NamesTheE4m3ScoresOfEachPath) {
+  smla_problem problem = test::dsv4_compressed_problem(128, 64, 1024);
+  problem.kv_layout = SMLA_KV_FP8_UNIFORM;
+  problem.q_dtype = SMLA_FP8_E4M3;
+  TileConfig wgmma = tile(64, 8, 64, 2, 3, 1);
+  wgmma.mma = MmaPath::kWgmma;
+  const DecodeKernel e4m3 = DecodeKernel::of(test::arch_of("sm_90a"), problem, wgmma);
+  EXPECT_NE(e4m3.text().find(";qk=e4m3;"), std::string::npos) << e4m3.text();
+  problem.want_lse = 1;  // the wgmma kernel's e4m3 sums would cost the lse its tolerance
+  const DecodeKernel with_lse = DecodeKernel::of(test::arch_of("sm_90a"), problem, wgmma);
+  EXPECT_NE(with_lse.text().find(";qk=16bit;"), std::string::npos) << with_lse.text();
 }
 
 TEST(KernelKeyText, NamesLayoutsAndDtypes) {

@@ -9,6 +9,7 @@
 #include "codegen/kernel_key.h"
 #include "codegen/kernel_source.h"
 #include "cpu/codegen/dsv4_problems.h"
+#include "support/arch_of.h"
 
 namespace smla {
 namespace {
@@ -43,8 +44,12 @@ TEST(KernelSource, DecodePrologueHoldsEveryKeyField) {
     SCOPED_TRACE("two sources, packed KV, bf16 q, sink");
     smla_problem problem = test::dsv4_compressed_problem(24, 2, 8192);
     problem.q_len = 3;  // not a key field: the kernels compute MTP rows as ordinary rows
-    check_source(KernelKey::decode("sm_90a", problem, sample_tile()), "decode_kernel.cuh",
-                 {{"int kNumHeads", "24"},
+    check_source(DecodeKernel::of(test::arch_of("sm_90a"), problem, sample_tile()),
+                 "decode_kernel.cuh",
+                 {{"int kArchMajor", "9"},
+                  {"int kArchMinor", "0"},
+                  {"int kArchSmemPerCta", "232448"},
+                  {"int kNumHeads", "24"},
                   {"int kHeadsPerCta", "32"},
                   {"int kWarps", "8"},
                   {"int kTileEntries", "48"},
@@ -53,6 +58,9 @@ TEST(KernelSource, DecodePrologueHoldsEveryKeyField) {
                   {"int kMinBlocksPerSm", "2"},
                   {"int kLayout", "1"},
                   {"bool kQFp8", "false"},
+                  {"bool kE4m3Scores", "false"},
+                  {"bool kHeadsOnM", "false"},
+                  {"bool kWgmma", "false"},
                   {"int kNumSources", "2"},
                   {"int kPageSize0", "256"},
                   {"int kWidth0", "128"},
@@ -68,8 +76,11 @@ TEST(KernelSource, DecodePrologueHoldsEveryKeyField) {
     problem.kv_layout = SMLA_KV_BF16;
     problem.has_sink = 0;
     problem.want_lse = 1;
-    check_source(KernelKey::decode("sm_103a", problem, TileConfig{}), "decode_kernel.cuh",
-                 {{"int kNumHeads", "7"},
+    check_source(DecodeKernel::of(test::arch_of("sm_103a"), problem, TileConfig{}),
+                 "decode_kernel.cuh",
+                 {{"int kArchMajor", "10"},
+                  {"int kArchMinor", "3"},
+                  {"int kNumHeads", "7"},
                   {"int kLayout", "2"},
                   {"bool kQFp8", "true"},
                   {"int kNumSources", "1"},
@@ -82,8 +93,30 @@ TEST(KernelSource, DecodePrologueHoldsEveryKeyField) {
     SCOPED_TRACE("uniform KV");
     smla_problem problem = test::dsv4_window_problem(16);
     problem.kv_layout = SMLA_KV_FP8_UNIFORM;
-    check_source(KernelKey::decode("sm_100a", problem, TileConfig{}), "decode_kernel.cuh",
-                 {{"int kLayout", "0"}});
+    check_source(DecodeKernel::of(test::arch_of("sm_100a"), problem, TileConfig{}),
+                 "decode_kernel.cuh", {{"int kLayout", "0"}});
+  }
+  {
+    SCOPED_TRACE("uniform KV, fp8 q, 32 heads per CTA on a consumer part: e4m3 scores");
+    smla_problem problem = test::dsv4_window_problem(32);
+    problem.kv_layout = SMLA_KV_FP8_UNIFORM;
+    problem.q_dtype = SMLA_FP8_E4M3;
+    check_source(DecodeKernel::of(test::arch_of("sm_120a"), problem, sample_tile()),
+                 "decode_kernel.cuh",
+                 {{"int kArchMajor", "12"},
+                  {"int kArchSmemPerCta", "101376"},
+                  {"bool kE4m3Scores", "true"}});
+  }
+  {
+    SCOPED_TRACE("the heads-on-M and wgmma templates");
+    TileConfig heads_m = sample_tile();
+    heads_m.mma = MmaPath::kMmaSyncHeadsM;
+    check_source(DecodeKernel::of(test::arch_of("sm_90a"), test::dsv4_window_problem(32), heads_m),
+                 "decode_heads_m_kernel.cuh", {{"bool kHeadsOnM", "true"}});
+    TileConfig wgmma = sample_tile();
+    wgmma.mma = MmaPath::kWgmma;
+    check_source(DecodeKernel::of(test::arch_of("sm_90a"), test::dsv4_window_problem(64), wgmma),
+                 "decode_wgmma_kernel.cuh", {{"bool kWgmma", "true"}});
   }
 }
 
@@ -92,9 +125,11 @@ TEST(KernelSource, CombinePrologueHoldsHeadsSegmentsAndFlags) {
   problem.want_lse = 1;
   // 128 / 48 -> 3 tiles, 1024 / 48 -> 22 tiles: 25 tiles in 5 segments of 6.
   const KernelKey combine =
-      KernelKey::combine_for(KernelKey::decode("sm_100a", problem, sample_tile()));
+      DecodeKernel::of(test::arch_of("sm_100a"), problem, sample_tile()).combine();
   check_source(combine, "combine_kernel.cuh",
-               {{"int kNumHeads", "40"},
+               {{"int kArchMajor", "10"},
+                {"int kArchMinor", "0"},
+                {"int kNumHeads", "40"},
                 {"int kHeadsPerCta", "32"},
                 {"int kSegments", "5"},
                 {"bool kHasSink", "true"},

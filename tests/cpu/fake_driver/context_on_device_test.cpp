@@ -19,7 +19,7 @@ TEST_F(ContextOnDevice, HoldsThePrimaryContextUntilDestroyed) {
   std::unique_ptr<Context> context = create_context();
   ASSERT_NE(context, nullptr);
   EXPECT_TRUE(context->has_device());
-  EXPECT_EQ(context->arch(), "sm_90a");
+  EXPECT_STREQ(context->arch()->name, "sm_90a");
   EXPECT_EQ(context->device().name, fake_cuda::kDeviceName);
   EXPECT_EQ(context->device().sm_count, fake_cuda::kSmCount);
   EXPECT_EQ(fake_->primary_retained, 1);
@@ -32,12 +32,13 @@ TEST_F(ContextOnDevice, HoldsThePrimaryContextUntilDestroyed) {
 TEST_F(ContextOnDevice, BuildsForTheDevicesArch) {
   for (const auto& [major, minor, arch] :
        {std::make_tuple(9, 0, "sm_90a"), std::make_tuple(10, 0, "sm_100a"),
-        std::make_tuple(10, 3, "sm_103a")}) {
+        std::make_tuple(10, 3, "sm_103a"), std::make_tuple(12, 0, "sm_120a"),
+        std::make_tuple(12, 1, "sm_121a")}) {
     fake_->major = major;
     fake_->minor = minor;
     std::unique_ptr<Context> context = create_context();
     ASSERT_NE(context, nullptr);
-    EXPECT_EQ(context->arch(), arch);
+    EXPECT_STREQ(context->arch()->name, arch);
   }
 }
 
@@ -46,7 +47,7 @@ TEST_F(ContextOnDevice, ANamedArchOtherThanTheDevicesIsIgnored) {
   o.arch = "sm_100a";
   std::unique_ptr<Context> context;
   ASSERT_TRUE(Context::create(&o, &context));
-  EXPECT_EQ(context->arch(), "sm_90a");
+  EXPECT_STREQ(context->arch()->name, "sm_90a");
 }
 
 TEST_F(ContextOnDevice, AnOlderDeviceIsUnsupported) {
@@ -104,7 +105,7 @@ TEST_F(ContextOnDevice, ABrokenDriverWithANamedArchCompilesWithoutTheDevice) {
   const std::string warnings = testing::internal::GetCapturedStderr();
   ASSERT_TRUE(status) << status.message();
   EXPECT_FALSE(context->has_device());
-  EXPECT_EQ(context->arch(), "sm_100a");
+  EXPECT_STREQ(context->arch()->name, "sm_100a");
   EXPECT_NE(warnings.find("no usable GPU: cuDeviceGetCount failed"), std::string::npos) << warnings;
   EXPECT_EQ(fake_->primary_retained, 0);
 }

@@ -8,7 +8,7 @@
 #include "codegen/launch_params.h"
 #include "cpu/runtime/validate_fixture.h"
 #include "fake_driver_fixture.h"
-#include "runtime/decode_scheduler.h"
+#include "plan/decode_scheduler.h"
 
 namespace smla::fake_driver_test {
 namespace {
@@ -71,8 +71,8 @@ TEST_F(DecodeLaunches, PrepareRaisesAStackLimitBelowAKernelsLocalMemory) {
 TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
   const Prepared p = prepare(create_context());
   ASSERT_NE(p.context, nullptr);
-  DecodeTiles tiles;
-  ASSERT_TRUE(decode_tiles("sm_90a", valid_problem(), true, &tiles));
+  const DecodePlan* planned = p.context->plan(valid_problem());
+  ASSERT_NE(planned, nullptr);
   fake_->param_bytes = sizeof(DecodeParams);
   const auto stream = reinterpret_cast<CUstream>(0x5000);
   // 16 heads of 128 + 512 entries: few rows split over the narrow split's 8-head CTAs or the
@@ -84,11 +84,14 @@ TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
     SCOPED_TRACE(rows);
     fake_->launches.clear();
     ASSERT_TRUE(decode(p, rows, stream));
-    const DecodeLaunch plan = p.context->planned_call(valid_problem(), rows)->choice.launch;
+    const PlannedCall call = planned->call(rows, planned->workspace_bytes(rows));
+    const DecodeLaunch& plan = call.launch;
     ASSERT_EQ(plan.split, split);
     ASSERT_EQ(fake_->launches.size(), split ? 2u : 1u);
-    const TileConfig& tile = plan.narrow < 0 ? tiles.tile : tiles.narrow[plan.narrow].tile;
-    const KernelKey key = KernelKey::decode("sm_90a", valid_problem(), tile);
+    const DecodeKernel& key = planned->kernels()[call.kernel].decode;
+    EXPECT_EQ(planned->kernels()[call.kernel].role,
+              plan.narrow < 0 ? KernelRole::kDefault : KernelRole::kNarrow);
+    const TileConfig& tile = key.tile;
     const fake_cuda::Launch& kernel = fake_->launches[0];
     EXPECT_EQ(kernel.function, "smla_decode");
     // Prefix calls: a grid row per item of a row (work_item).
@@ -115,7 +118,7 @@ TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
       EXPECT_EQ(combine.grid, plan.combine_blocks);
       EXPECT_EQ(combine.grid_y, 1u);
       EXPECT_EQ(combine.block,
-                static_cast<unsigned>(combine_shape(key.geometry().segments).threads));
+                static_cast<unsigned>(key.combine().threads()));
       EXPECT_EQ(combine.shared_bytes, 0u);
       EXPECT_TRUE(combine.programmatic);
       EXPECT_EQ(combine.stream, stream);
@@ -155,7 +158,7 @@ TEST_F(DecodeLaunches, AFailedLaunchIsACudaErrorNamingTheKernel) {
   const Prepared p = prepare(create_context());
   ASSERT_NE(p.context, nullptr);
   // One row splits: the decode kernel, then the combine kernel.
-  ASSERT_TRUE(p.context->planned_call(valid_problem(), 1)->choice.launch.split);
+  ASSERT_TRUE(p.context->plan(valid_problem())->call(1, p.workspace_bytes).launch.split);
   for (const auto& [after, kernel] : {std::make_pair(0, "decode"), std::make_pair(1, "combine")}) {
     SCOPED_TRACE(kernel);
     fake_->launches.clear();

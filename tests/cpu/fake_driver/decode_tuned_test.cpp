@@ -43,7 +43,7 @@ class DecodeTunedOnFake : public FakeDriverTest {
       const std::unique_ptr<CubinStore> store = CubinStore::open(store_options, log);
       for (const DeviceIdentity& device : devices) {
         TuningRow row;
-        row.problem_id = tuning_problem_id(valid_problem(), true);
+        row.problem_id = tuning_problem_id(valid_problem(), /*batch_variant=*/false);
         row.batch_bucket = kBucket;
         row.device_name = device.name;
         row.sm_count = device.sm_count;
@@ -73,20 +73,23 @@ class DecodeTunedOnFake : public FakeDriverTest {
 
   // Whether a call of `rows` rows runs a tuning row's tile (the test fails if it runs another).
   static bool runs_tuned_tile(const Context& context, int rows) {
-    const std::optional<Context::PlannedCall> planned = context.planned_call(valid_problem(), rows);
-    EXPECT_TRUE(planned.has_value());
-    if (!planned || !planned->tuned) return false;
-    EXPECT_EQ(planned->tuned->tile.text(), kTunedTile);
+    const DecodePlan* plan = context.plan(valid_problem());
+    EXPECT_NE(plan, nullptr);
+    if (plan == nullptr) return false;
+    const PlannedKernel& kernel = plan->kernels()[plan->call(rows, plan->workspace_bytes(rows)).kernel];
+    if (kernel.role != KernelRole::kTuned) return false;
+    EXPECT_EQ(kernel.decode.tile.text(), kTunedTile);
+    EXPECT_EQ(kernel.tuned_bucket, kBucket);
     return true;
   }
 
   static unsigned tuned_shared_bytes() {
     const std::optional<TileConfig> tuned = TileConfig::parse(kTunedTile);
     EXPECT_TRUE(tuned.has_value());
-    return static_cast<unsigned>(
-        KernelKey::decode("sm_90a", valid_problem(), tuned.value_or(TileConfig{}))
-            .geometry()
-            .smem_bytes);
+    return static_cast<unsigned>(DecodeKernel::of(*find_arch("sm_90a"), valid_problem(),
+                                                  tuned.value_or(TileConfig{}))
+                                     .geometry()
+                                     .smem_bytes);
   }
 
   test::TempDir dir_;

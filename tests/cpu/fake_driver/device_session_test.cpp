@@ -1,6 +1,6 @@
 // DeviceSession (the tools' and GPU tests' device access): opening makes the device's primary
 // context current; closing, or a failed open, undoes exactly what opening did.
-#include "runtime/device_session.h"
+#include "harness/device_session.h"
 
 #include "fake_driver_fixture.h"
 

@@ -5,7 +5,7 @@
 
 #include "cpu/runtime/validate_fixture.h"
 #include "fake_driver_fixture.h"
-#include "runtime/decode_scheduler.h"
+#include "plan/decode_plan.h"
 
 namespace smla::fake_driver_test {
 namespace {
@@ -16,13 +16,10 @@ using validate_test::valid_problem;
 // The kernels a batch-invariant context loads for `problem`: the decode kernel of the default
 // tile and of each narrow split, and the combine kernel of each that splits.
 int default_mode_kernels(const smla_problem& problem) {
-  DecodeTiles tiles;
-  EXPECT_TRUE(decode_tiles("sm_90a", problem, true, &tiles));
-  const auto pair = [&](const TileConfig& tile) {
-    return KernelKey::decode("sm_90a", problem, tile).geometry().segments > 1 ? 2 : 1;
-  };
-  int kernels = pair(tiles.tile);
-  for (const NarrowSplit& narrow : tiles.narrow) kernels += pair(narrow.tile);
+  std::unique_ptr<DecodePlan> plan;
+  EXPECT_TRUE(DecodePlan::build(*find_arch("sm_90a"), problem, PlanSettings{}, {}, &plan));
+  int kernels = 0;
+  for (const PlannedKernel& k : plan->kernels()) kernels += k.combine ? 2 : 1;
   return kernels;
 }
 

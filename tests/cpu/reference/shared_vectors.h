@@ -1,5 +1,5 @@
 // Access to the test vectors in shared/vectors (computed by an independent implementation of
-// SEMANTICS.md). They are read at test time, never copied into the repository.
+// docs/semantics.md). They are read at test time, never copied into the repository.
 #pragma once
 
 #include <cstdint>

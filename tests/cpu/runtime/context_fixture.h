@@ -16,6 +16,7 @@
 #include "codegen/kernel_key.h"
 #include "cpu/codegen/dsv4_problems.h"
 #include "runtime/cuda_driver.h"
+#include "support/arch_of.h"
 #include "support/cleared_smla_environment.h"
 #include "support/scoped_env.h"
 #include "support/scratch.h"
@@ -53,8 +54,9 @@ inline smla_options compile_only_options(const char* cache_path,
 inline smla_problem split_problem() { return test::dsv4_compressed_problem(16, 64, 512); }
 
 // The decode kernel a batch-invariant sm_90a context with no SMLA_TILE builds for `problem`.
-inline KernelKey default_decode_key(const smla_problem& problem) {
-  return KernelKey::decode("sm_90a", problem, default_tile_config("sm_90a", problem));
+inline DecodeKernel default_decode_key(const smla_problem& problem) {
+  return DecodeKernel::of(test::arch_of("sm_90a"), problem,
+                          default_tile(test::arch_of("sm_90a"), problem));
 }
 
 // The key texts of every kernel in the cache file at `path`.

@@ -1,6 +1,8 @@
 // SMLA_TILE forces the tile configuration of every kernel a context builds: a valid text is the
 // tile of the compiled kernel (read back from the cache's key texts), and a bad value is
-// SMLA_ERR_INVALID_ARGUMENT naming the variable, never a crash or a compile error.
+// SMLA_ERR_INVALID_ARGUMENT naming the variable, never a crash or a compile error: from
+// smla_context_create for a text that is no tile, from smla_prepare for a tile the problem
+// cannot run.
 #include <set>
 #include <string>
 
@@ -16,11 +18,14 @@ struct Prepared {
   std::string message;  // read before the context is destroyed
 };
 
+// The status of creating a context with SMLA_TILE = `tile`, or of preparing a problem there.
 Prepared prepare_with_tile(const char* tile) {
   ScopedEnv forced("SMLA_TILE", tile);
   const smla_options options = compile_only_options("");
-  ContextPtr context = create_context(&options);
-  if (context == nullptr) return {SMLA_ERR_INTERNAL, "no context"};
+  smla_context* raw = nullptr;
+  const smla_status created = smla_context_create(&options, &raw);
+  if (created != SMLA_OK) return {created, smla_last_error()};
+  ContextPtr context(raw);
   const smla_problem problem = split_problem();
   size_t workspace = 0;
   const smla_status status = smla_prepare(context.get(), &problem, 64, &workspace);
@@ -31,7 +36,7 @@ TEST_F(ContextForcedTile, ValidTextIsTheCompiledTile) {
   // Not the heuristic's tile for this problem: other stages, segments and occupancy hint.
   const std::string tile_text = "hg16.w8.te32.st3.seg5.mb1.mma_sync";
   const smla_problem problem = split_problem();
-  ASSERT_NE(default_tile_config("", problem).text(), tile_text);
+  ASSERT_NE(default_tile(test::arch_of("sm_90a"), problem).text(), tile_text);
   TempDir dir;
   const std::string cache = dir.file("cache.sqlite");
   {
@@ -42,12 +47,13 @@ TEST_F(ContextForcedTile, ValidTextIsTheCompiledTile) {
     size_t workspace = 0;
     ASSERT_EQ(smla_prepare(context.get(), &problem, 64, &workspace), SMLA_OK) << smla_last_error();
   }
-  const KernelKey decode = KernelKey::decode("sm_90a", problem, *TileConfig::parse(tile_text));
+  const DecodeKernel decode =
+      DecodeKernel::of(test::arch_of("sm_90a"), problem, *TileConfig::parse(tile_text));
   // 4 + 16 tiles in segments of 5: the combine kernel folds 4 segments.
   EXPECT_EQ(cached_key_texts(cache),
-            (std::set<std::string>{decode.text(), KernelKey::combine_for(decode).text()}));
+            (std::set<std::string>{decode.text(), decode.combine().text()}));
   EXPECT_NE(decode.text().find(";tile=" + tile_text), std::string::npos);
-  EXPECT_NE(KernelKey::combine_for(decode).text().find(";segments=4;"), std::string::npos);
+  EXPECT_NE(decode.combine().text().find(";segments=4;"), std::string::npos);
 }
 
 TEST_F(ContextForcedTile, MalformedTextIsInvalidArgument) {

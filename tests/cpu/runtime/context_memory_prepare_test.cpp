@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "context_fixture.h"
-#include "runtime/decode_scheduler.h"
+#include "plan/decode_scheduler.h"
 
 namespace smla::context_test {
 namespace {

@@ -7,7 +7,8 @@
 #include <string>
 
 #include "context_fixture.h"
-#include "runtime/decode_scheduler.h"
+#include "plan/decode_plan.h"
+#include "plan/split_tiles.h"
 
 namespace smla::context_test {
 namespace {
@@ -27,15 +28,15 @@ TEST_F(ContextPrewarmedCache, ServesAJitForbiddenContext) {
   const std::string cache = dir.file("cache.sqlite");
   const smla_problem problem = split_problem();
   // The decode and combine kernels of the default tile and of the narrow split: what a
-  // batch-invariant prepare loads (default_problem_kernels also has batch-variant mode's).
-  DecodeTiles tiles;
-  ASSERT_TRUE(decode_tiles("sm_90a", problem, true, &tiles));
-  ASSERT_EQ(tiles.narrow.size(), 1u);  // 16 heads: the 8-head narrow split
+  // batch-invariant prepare loads (prewarm_kernels also has batch-variant mode's).
+  PlanSettings invariant;
+  std::unique_ptr<DecodePlan> plan;
+  ASSERT_TRUE(DecodePlan::build(test::arch_of("sm_90a"), problem, invariant, {}, &plan));
+  ASSERT_EQ(plan->kernels().size(), 2u);  // 16 heads: the default, the 8-head narrow split
   std::set<std::string> expected;
-  for (const TileConfig& tile : {tiles.tile, tiles.narrow[0].tile}) {
-    const KernelKey key = KernelKey::decode("sm_90a", problem, tile);
-    expected.insert(key.text());
-    expected.insert(KernelKey::combine_for(key).text());
+  for (const PlannedKernel& kernel : plan->kernels()) {
+    expected.insert(kernel.decode.text());
+    expected.insert(kernel.combine->text());
   }
 
   size_t prewarmed_workspace = 0;
@@ -67,7 +68,7 @@ TEST_F(ContextPrewarmedCache, MissingNarrowKernelsAreNotReady) {
   const smla_problem problem = split_problem();
   {
     // The default tile forced: only its decode and combine kernels go to the file.
-    ScopedEnv forced("SMLA_TILE", default_tile_config("", problem).text().c_str());
+    ScopedEnv forced("SMLA_TILE", default_tile(test::arch_of("sm_90a"), problem).text().c_str());
     ASSERT_EQ(prepare_in_new_context(compile_only_options(cache.c_str(), SMLA_JIT_ALLOW), problem),
               SMLA_OK)
         << smla_last_error();
@@ -95,16 +96,16 @@ void expect_batch_variant_kernels_missing(const smla_problem& problem, size_t in
   EXPECT_NE(std::string(smla_last_error()).find(tile_text_part), std::string::npos)
       << smla_last_error();
   {
-    ScopedEnv invariant("SMLA_BATCH_INVARIANT", "1");  // the environment overrides the option
+    ScopedEnv invariant("SMLA_BATCH_VARIANT", "0");  // the environment overrides the option
     EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_OK) << smla_last_error();
   }
   {
     // A value other than 0 or 1 is ignored, with a warning: the option's mode stays.
-    ScopedEnv typo("SMLA_BATCH_INVARIANT", "yes");
+    ScopedEnv typo("SMLA_BATCH_VARIANT", "yes");
     testing::internal::CaptureStderr();
     EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_ERR_NOT_READY);
     const std::string warnings = testing::internal::GetCapturedStderr();
-    EXPECT_NE(warnings.find("ignoring SMLA_BATCH_INVARIANT=yes: expected 0 or 1"),
+    EXPECT_NE(warnings.find("ignoring SMLA_BATCH_VARIANT=yes: expected 0 or 1"),
               std::string::npos)
         << warnings;
   }
@@ -118,11 +119,12 @@ TEST_F(ContextPrewarmedCache, MissingBatchVariantKernelsAreNotReadyInBatchVarian
   // 128 heads, 128 + 1024 entries on sm_90a: the default tile (the wgmma kernel in segments)
   // with its combine kernel. Batch-variant mode runs the heads-on-M tile and its narrow split
   // with theirs (the first loaded, so named), three wave splits with theirs and the fast path
-  // (batch_variant_tile: the wgmma kernel over whole rows); no few-row split fits one wave.
+  // (fast_tile: the wgmma kernel over whole rows); no few-row split fits one wave.
   const smla_problem problem = test::dsv4_compressed_problem(128, 64, 1024);
-  ASSERT_TRUE(batch_variant_tile("sm_90a", problem).has_value());
-  ASSERT_FALSE(few_row_split(problem).has_value());
-  ASSERT_EQ(wave_splits(problem).size(), 3u);
+  const ArchSpec& hopper = test::arch_of("sm_90a");
+  ASSERT_TRUE(fast_tile(hopper, problem).has_value());
+  ASSERT_FALSE(few_row_split(hopper, problem).has_value());
+  ASSERT_EQ(wave_splits(hopper, problem).size(), 3u);
   expect_batch_variant_kernels_missing(problem, 2, 11, ".mma_sync_hm");
 }
 
@@ -130,8 +132,8 @@ TEST_F(ContextPrewarmedCache, MissingFewRowKernelsAreNotReadyInBatchVariantModeO
   // 16 heads: the few-row split adds its decode and combine kernels (loaded first, so named),
   // the two wave splits theirs, the fast path its one-segment kernel.
   const smla_problem problem = split_problem();
-  ASSERT_TRUE(few_row_split(problem).has_value());
-  ASSERT_EQ(wave_splits(problem).size(), 2u);
+  ASSERT_TRUE(few_row_split(test::arch_of("sm_90a"), problem).has_value());
+  ASSERT_EQ(wave_splits(test::arch_of("sm_90a"), problem).size(), 2u);
   expect_batch_variant_kernels_missing(problem, 4, 7, ".seg1.");
 }
 

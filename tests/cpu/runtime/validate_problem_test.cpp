@@ -92,7 +92,7 @@ TEST(ValidateProblem, WidthFrom1To65536) {
     problem.sources[0].width = width;
     EXPECT_TRUE(IsOk(validate(problem))) << width;
   }
-  // The exact message DESIGN.md quotes.
+  // The exact message docs/design.md quotes.
   problem.sources[0].width = 128;
   problem.sources[1].width = 0;
   EXPECT_TRUE(IsInvalid(validate(problem), {"sources[1].width = 0: must be in [1, 65536]"}));

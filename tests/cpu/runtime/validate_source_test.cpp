@@ -37,7 +37,7 @@ TEST(ValidateSource, PageStrideAtLeastTheLayoutsPageBytes) {
     int page_size;
     int64_t min_stride;
   };
-  // SEMANTICS.md §2: uniform P*512, packed ceil(P*584/576)*576, bf16 P*1024.
+  // docs/semantics.md: uniform P*512, packed ceil(P*584/576)*576, bf16 P*1024.
   for (const Case& c : {Case{SMLA_KV_FP8_UNIFORM, 64, 32768}, Case{SMLA_KV_FP8_PACKED, 256, 149760},
                         Case{SMLA_KV_FP8_PACKED, 64, 37440}, Case{SMLA_KV_FP8_PACKED, 2, 1728},
                         Case{SMLA_KV_BF16, 1, 1024}}) {

@@ -1,10 +1,11 @@
-// Every kernel a DSv4 preset deployment can dispatch to compiles with NVRTC for sm_90a, sm_100a
-// and sm_103a, without register spills or a stack frame (but for the folded total of the
-// 128-head wgmma default; the cubins never run here: compiling them is the test). This is what
-// `smla cache build` does for a deployment, and a template or heuristic change that breaks one
-// arch or spills on one shape fails here, on a CPU machine.
-// The other KV layouts and fp8 q, which the kernel family supports but no preset uses, are
-// compiled for one Flash and one Pro preset, for sm_90a and sm_100a.
+// Every kernel a DSv4 preset deployment can dispatch to compiles with NVRTC for every arch of
+// the table (sm_90a, sm_100a, sm_103a, sm_120a, sm_121a), without register spills or a stack
+// frame (but for the folded total of the 128-head wgmma default; the cubins never run here:
+// compiling them is the test). This is what `smla cache build` does for a deployment, and a
+// template or plan change that breaks one arch or spills on one shape fails here, on a CPU
+// machine. The other KV layouts and fp8 q, which the kernel family supports but no preset
+// uses, are compiled for one Flash and one Pro preset, for sm_90a and sm_100a (and fp8 q for
+// sm_120a).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,23 +16,26 @@
 #include <thread>
 #include <vector>
 
-#include "autotune/heuristics.h"
 #include "codegen/kernel_key.h"
 #include "codegen/kernel_source.h"
 #include "codegen/nvrtc_compiler.h"
 #include "cpu/codegen/dsv4_problems.h"
-#include "tools/lib/deployment.h"
+#include "deployments/deployment.h"
+#include "plan/decode_plan.h"
 
 namespace smla::tools {
 namespace {
 
-const std::vector<const char*> kArchs = {"sm_90a", "sm_100a", "sm_103a"};
+const std::vector<const char*> kArchs = {"sm_90a", "sm_100a", "sm_103a", "sm_120a", "sm_121a"};
+// One arch of each family, which the HCA widths of the other contexts compile for: sm_103a
+// compiles the source of sm_100a, sm_121a that of sm_120a but for the plan's wave.
+const std::vector<const char*> kFamilyArchs = {"sm_90a", "sm_100a", "sm_120a"};
 constexpr int kMaxContext = 131072;  // the presets' default: HCA width 1024
 constexpr int kCompileThreads = 2;
 
-// The other layouts and q dtypes compile for sm_90a and sm_100a only, to keep the CPU suite
-// within its time: the one spill seen on sm_103a appeared on sm_100a too (the kernels b6f7bb1
-// fixed), and the presets' kernels still compile for all three.
+// The other layouts and q dtypes compile for sm_90a and sm_100a, to keep the CPU suite within
+// its time (the spills seen on sm_103a appeared on sm_100a too), and the consumer parts' own
+// path, e4m3 scores in 16-head entries-on-M CTAs, for sm_120a.
 const std::vector<const char*> kVariantArchs = {"sm_90a", "sm_100a"};
 
 // The kernels smla_prepare loads for `problem` on `archs`, keyed by text so shared kernels
@@ -39,8 +43,9 @@ const std::vector<const char*> kVariantArchs = {"sm_90a", "sm_100a"};
 void add_kernels(const smla_problem& problem, const std::vector<const char*>& archs,
                  std::map<std::string, KernelKey>* keys) {
   for (const char* arch : archs) {
-    for (const KernelKey& key : default_problem_kernels(arch, problem))
+    for (const KernelKey& key : prewarm_kernels(*find_arch(arch), problem)) {
       keys->emplace(key.text(), key);
+    }
   }
 }
 
@@ -68,8 +73,8 @@ std::vector<CompileResult> compile_all(const std::vector<KernelKey>& keys) {
   for (int t = 0; t < kCompileThreads; ++t) {
     workers.emplace_back([&] {
       for (size_t i = next++; i < keys.size(); i = next++) {
-        results[i].status = compile_to_cubin(kernel_source(keys[i]), keys[i].entry_point(),
-                                             keys[i].arch, &results[i].kernel);
+        results[i].status = compile_to_cubin(kernel_source(keys[i]), keys[i].entry_points()[0],
+                                             keys[i].arch().name, &results[i].kernel);
       }
     });
   }
@@ -84,8 +89,8 @@ void check_compiled(const KernelKey& key, const CompileResult& result) {
   const std::string& log = result.kernel.log;
   EXPECT_EQ(log.find("Registers are spilled"), std::string::npos) << log;
   // The wgmma kernel's whole-row folds keep their total in local memory (128 floats a thread).
-  const bool local_total = key.family == KernelFamily::kDecode && key.tile.mma == MmaPath::kWgmma &&
-                           key.geometry().segments > 1;
+  const bool local_total = key.decode() && key.decode()->tile.mma == MmaPath::kWgmma &&
+                           key.decode()->geometry().segments > 1;
   EXPECT_NE(log.find(local_total ? " 512 bytes stack frame" : " 0 bytes stack frame"),
             std::string::npos)
       << log;
@@ -113,16 +118,16 @@ TEST(PresetKernelsCompile, EveryPresetKernelForEveryArch) {
   for (const int max_context : {16384, kMaxContext, 1048576}) {
     for (const std::string& preset : preset_names()) {
       for (const smla_problem& problem : preset_problems(preset, max_context)) {
-        add_kernels(problem, kArchs, &keys);
+        add_kernels(problem, max_context == kMaxContext ? kArchs : kFamilyArchs, &keys);
       }
     }
   }
-  // 8 presets; per arch 128 distinct kernels at one context (90 decode, 38 combine: layers of
-  // equal shapes and MTP problems share theirs), plus the HCA kernels of the other two contexts.
-  EXPECT_GE(compile_and_check("presets", keys), 3u * 128u);
+  // 8 presets; per arch over 100 distinct kernels at one context (layers of equal shapes and
+  // MTP problems share theirs), plus the HCA kernels of the other two contexts.
+  EXPECT_GE(compile_and_check("presets", keys), kArchs.size() * 100u);
 }
 
-TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForSm90aAndSm100a) {
+TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForOneArchOfEachFamily) {
   struct Variant {
     smla_kv_layout layout;
     smla_dtype q_dtype;
@@ -146,6 +151,12 @@ TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForSm90aAndSm100a) {
       }
     }
   }
+  // e4m3 scores on the consumer parts, where more than 16 heads run 16-head entries-on-M CTAs.
+  for (smla_problem problem : preset_problems("dsv4-pro-tp2")) {
+    problem.kv_layout = SMLA_KV_FP8_UNIFORM;
+    problem.q_dtype = SMLA_FP8_E4M3;
+    add_kernels(problem, {"sm_120a"}, &keys);
+  }
   // The heads-on-M kernel's e4m3 scores (uniform KV, fp8 q) at 32 heads, one group (it spilled on
   // sm_100a), and at 24, a partial group (it spilled on sm_90a): decode_heads_m_kernel.cuh.
   for (smla_problem problem : preset_problems("dsv4-pro-tp4")) {
@@ -160,7 +171,7 @@ TEST(PresetKernelsCompile, OtherLayoutsAndFp8QueriesForSm90aAndSm100a) {
 }
 
 // The codegen, autotune and runtime tests cannot link tools/, so they check "every preset
-// problem" on shapes written from SEMANTICS.md (cpu/codegen/dsv4_problems.h); this keeps that
+// problem" on shapes written from docs/semantics.md (cpu/codegen/dsv4_problems.h); this keeps that
 // copy equal to the presets.
 TEST(PresetKernelsCompile, LowerLayerTestsUseThePresetProblems) {
   std::map<std::string, std::string> presets, copies;
