@@ -1,8 +1,14 @@
-// `smla cache build` compiles every kernel of a deployment into a fresh cache, and a second run
-// finds them all cached and is fast: what makes building ahead of serving worth it. A preset
-// named with --deployment is the same deployment.
+// `smla cache build` compiles every kernel of a deployment into a fresh cache, exactly the union
+// of both modes' plans of its problems, and a second run finds them all cached and is fast: what
+// makes building ahead of serving worth it. A preset named with --deployment is the same
+// deployment.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "deployments/deployment.h"
+#include "plan/decode_plan.h"
+#include "support/cache_file.h"
 #include "support/cli_process.h"
 
 namespace smla::cli_test {
@@ -25,6 +31,25 @@ TEST(CacheBuild, SecondRunFindsEveryKernelCached) {
   EXPECT_GT(a.at("median_compile_ms").get<double>(), 0);
   EXPECT_GT(a.at("cubin_bytes").get<int64_t>(), 0);
   EXPECT_TRUE(a.at("persistent").get<bool>());
+  // Exactly the kernels of the plans, both modes, every problem (q_len variants share theirs).
+  Deployment flash;
+  ASSERT_TRUE(preset_deployment("dsv4-flash-tp8", 131072, &flash));
+  std::set<std::string> planned;
+  for (const auto& [label, problem] : flash.problems()) {
+    for (const KernelKey& key : prewarm_kernels(*find_arch("sm_90a"), problem)) {
+      planned.insert(key.text());
+    }
+  }
+  std::set<std::string> cached;
+  const std::string texts =
+      test::sql_text(dir.file("cache.sqlite"), "SELECT group_concat(key_text, '\n') FROM kernels");
+  for (size_t start = 0; start < texts.size();) {
+    const size_t end = std::min(texts.find('\n', start), texts.size());
+    cached.insert(texts.substr(start, end - start));
+    start = end + 1;
+  }
+  EXPECT_EQ(cached, planned);
+  EXPECT_EQ(static_cast<size_t>(kernels), planned.size());
 
   const CliResult second = run_cli(args);
   ASSERT_EQ(second.exit_code, 0) << second.err;
