@@ -29,9 +29,9 @@ int bucket_last_rows(int bucket, int max_rows) {
 }
 
 std::string tuning_problem_text(const smla_problem& problem, bool batch_variant) {
-  std::string text = fmt::format("heads={};q={};kv={};sources={}", problem.num_heads,
-                                 dtype_name(problem.q_dtype), layout_name(problem.kv_layout),
-                                 problem.num_sources);
+  std::string text =
+      fmt::format("heads={};q={};kv={};sources={}", problem.num_heads, dtype_name(problem.q_dtype),
+                  layout_name(problem.kv_layout), problem.num_sources);
   for (int s = 0; s < problem.num_sources; ++s) {
     text += fmt::format(";page{}={};width{}={}", s, problem.sources[s].page_size, s,
                         problem.sources[s].width);
@@ -47,8 +47,7 @@ uint64_t tuning_problem_id(const smla_problem& problem, bool batch_variant) {
 
 bool same_row_bits(const TileConfig& tile, const TileConfig& reference) {
   return tile.mma == reference.mma && tile.heads_per_cta <= reference.heads_per_cta &&
-         tile.warps == reference.warps &&
-         tile.tile_entries == reference.tile_entries &&
+         tile.warps == reference.warps && tile.tile_entries == reference.tile_entries &&
          tile.segment_tiles == reference.segment_tiles;
 }
 
@@ -98,7 +97,8 @@ TileConfig with_segment_entries(TileConfig tile, int entries) {
 std::vector<TileConfig> tuning_candidates(const ArchSpec& arch, const smla_problem& problem,
                                           bool batch_variant) {
   // Each mode's base first (batch-variant mode's is the mma.sync tile).
-  const TileConfig base = batch_variant ? mma_sync_tile(arch, problem) : default_tile(arch, problem);
+  const TileConfig base =
+      batch_variant ? mma_sync_tile(arch, problem) : default_tile(arch, problem);
   CandidateList list(arch, problem);
   list.add(base);
   list.add_variations(base);
@@ -169,8 +169,8 @@ std::vector<TunedTile> find_tuned_tiles(CubinStore& store, const TuningDevice& d
   std::vector<TunedTile> tuned;
   const uint64_t id = tuning_problem_id(problem, batch_variant);
   for (const int bucket : batch_buckets(kMaxBatchBucket)) {
-    const std::optional<TuningRow> row = store.find_tuning(id, bucket, device.name,
-                                                           device.sm_count, device.driver_version);
+    const std::optional<TuningRow> row =
+        store.find_tuning(id, bucket, device.name, device.sm_count, device.driver_version);
     if (!row) continue;
     std::string why;
     if (const std::optional<TileConfig> tile =

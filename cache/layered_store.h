@@ -24,8 +24,7 @@ class LayeredCubinStore final : public CubinStore {
                                   std::unique_ptr<SqliteDb>* system);
   // The totals of a file opened as a system cache is (read-only, creating nothing beside it),
   // with its path and persistent false: `smla cache stats` of a file this user may not write.
-  static Status system_cache_stats(const std::string& path, int busy_timeout_ms,
-                                   StoreStats* stats);
+  static Status system_cache_stats(const std::string& path, int busy_timeout_ms, StoreStats* stats);
 
   LayeredCubinStore(std::unique_ptr<SqliteDb> system, std::unique_ptr<CubinStore> user,
                     const Logger& log)

@@ -8,9 +8,9 @@
 namespace smla {
 
 enum class ArchFamily {
-  kHopper,               // sm_90a: H100, H200, H20
-  kBlackwell,            // sm_100a, sm_103a: B200, B300 (tensor memory, tcgen05)
-  kBlackwellConsumer,    // sm_120a, sm_121a: RTX PRO 6000, RTX 5090, DGX Spark
+  kHopper,             // sm_90a: H100, H200, H20
+  kBlackwell,          // sm_100a, sm_103a: B200, B300 (tensor memory, tcgen05)
+  kBlackwellConsumer,  // sm_120a, sm_121a: RTX PRO 6000, RTX 5090, DGX Spark
 };
 
 struct ArchSpec {

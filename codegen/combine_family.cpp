@@ -7,8 +7,8 @@
 namespace smla {
 
 std::string CombineKernel::text() const {
-  return fmt::format("family=combine;arch={};heads={};hg={};segments={};sink={};lse={}",
-                     arch->name, heads, heads_per_cta, segments, sink ? 1 : 0, lse ? 1 : 0);
+  return fmt::format("family=combine;arch={};heads={};hg={};segments={};sink={};lse={}", arch->name,
+                     heads, heads_per_cta, segments, sink ? 1 : 0, lse ? 1 : 0);
 }
 
 std::string CombineKernel::prologue() const {

@@ -82,9 +82,9 @@ std::string DecodeKernel::prologue() const {
       "constexpr int kArchSmemPerCta = {};\n",
       heads, t.heads_per_cta, t.warps, t.tile_entries, t.stages, t.segment_tiles,
       t.min_blocks_per_sm, t.mma == MmaPath::kMmaSyncHeadsM, t.mma == MmaPath::kWgmma,
-      static_cast<int>(sources[0].layout), layout_name(sources[0].layout),
-      q_dtype == SMLA_FP8_E4M3, e4m3_scores, num_sources, sources[0].page_size, sources[0].width,
-      second.page_size, second.width, sink, lse, arch->smem_per_cta);
+      static_cast<int>(sources[0].layout), layout_name(sources[0].layout), q_dtype == SMLA_FP8_E4M3,
+      e4m3_scores, num_sources, sources[0].page_size, sources[0].width, second.page_size,
+      second.width, sink, lse, arch->smem_per_cta);
 }
 
 const char* DecodeKernel::template_name() const {

@@ -1,8 +1,8 @@
 // The decode kernel family: everything that specializes one decode kernel (its key fields), the
 // canonical text of those fields, the generated prologue, which template it includes, its
 // entry point, its geometry (threads, shared memory, tiles, segments) and whether a tile can be
-// built for it at all. Templates: decode_kernel.cuh (entries on the MMAs' M), decode_heads_m_kernel.cuh
-// (heads on M), decode_wgmma_kernel.cuh (Hopper's warpgroup MMAs).
+// built for it at all. Templates: decode_kernel.cuh (entries on the MMAs' M),
+// decode_heads_m_kernel.cuh (heads on M), decode_wgmma_kernel.cuh (Hopper's warpgroup MMAs).
 #pragma once
 
 #include <smla.h>
@@ -40,8 +40,7 @@ struct DecodeKernel {
   // `problem` on `arch` with `tile`. NOTE: q_len is not a field: the kernels compute a request's
   // q_len rows as ordinary rows, each with its own lists, so problems that differ only in q_len
   // share their kernels.
-  static DecodeKernel of(const ArchSpec& arch, const smla_problem& problem,
-                         const TileConfig& tile);
+  static DecodeKernel of(const ArchSpec& arch, const smla_problem& problem, const TileConfig& tile);
 
   // "family=decode;arch=sm_90a;heads=16;q=bf16;src0=fp8_packed.p256.w128;...;tile=..."
   std::string text() const;

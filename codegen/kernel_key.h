@@ -19,8 +19,8 @@ enum class KernelFamily { kDecode, kCombine };
 
 class KernelKey {
  public:
-  KernelKey(const DecodeKernel& kernel) : kernel_(kernel) {}    // NOLINT: a key of either family
-  KernelKey(const CombineKernel& kernel) : kernel_(kernel) {}   // NOLINT
+  KernelKey(const DecodeKernel& kernel) : kernel_(kernel) {}   // NOLINT: a key of either family
+  KernelKey(const CombineKernel& kernel) : kernel_(kernel) {}  // NOLINT
 
   KernelFamily family() const;
   const ArchSpec& arch() const;

@@ -5,11 +5,11 @@
 #include <cstring>
 #include <random>
 
-#include "reference/codecs.h"
-#include "runtime/context.h"
-#include "harness/device_session.h"
 #include "deployments/deployment.h"
 #include "harness/device_case.h"
+#include "harness/device_session.h"
+#include "reference/codecs.h"
+#include "runtime/context.h"
 
 namespace smla {
 namespace {

@@ -9,9 +9,9 @@
 
 #include <vector>
 
+#include "harness/device_session.h"
 #include "reference/compare.h"
 #include "reference/random_case.h"
-#include "harness/device_session.h"
 
 namespace smla {
 

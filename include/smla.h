@@ -92,8 +92,8 @@ typedef struct smla_options {
   smla_jit_policy jit;           /* default SMLA_JIT_ALLOW */
   smla_log_level log_level;      /* default SMLA_LOG_WARN; messages go to stderr */
   /* Target architecture ("sm_90a", "sm_100a", "sm_103a", "sm_120a", "sm_121a") for a context
-   * without a device, so that smla_prepare compiles and caches kernels for it. NULL: the device's architecture. A
-   * CUDA driver that is installed but fails (cuInit or counting devices) makes
+   * without a device, so that smla_prepare compiles and caches kernels for it. NULL: the device's
+   * architecture. A CUDA driver that is installed but fails (cuInit or counting devices) makes
    * smla_context_create fail with SMLA_ERR_CUDA when this is NULL; with an arch it warns and
    * compiles without a device. No driver, or no device, is not an error. */
   const char* arch;
@@ -115,44 +115,44 @@ typedef struct smla_source_desc {
 
 /* The static description of one layer type in one deployment. */
 typedef struct smla_problem {
-  int num_heads;           /* heads on this rank, 1..128 */
-  smla_dtype q_dtype;      /* SMLA_BF16 or SMLA_FP8_E4M3 (per-tensor q_scale) */
+  int num_heads;      /* heads on this rank, 1..128 */
+  smla_dtype q_dtype; /* SMLA_BF16 or SMLA_FP8_E4M3 (per-tensor q_scale) */
   smla_kv_layout kv_layout;
-  int q_len;               /* query rows per request: 1, or 2..8 for MTP verify. Each row has
-                              its own index lists, so decode computes every row alike and
-                              num_rows need not be a multiple of q_len */
-  int num_sources;         /* 1 or 2 */
+  int q_len;       /* query rows per request: 1, or 2..8 for MTP verify. Each row has
+                      its own index lists, so decode computes every row alike and
+                      num_rows need not be a multiple of q_len */
+  int num_sources; /* 1 or 2 */
   smla_source_desc sources[SMLA_MAX_SOURCES];
-  int has_sink;            /* 0 or 1 */
-  int want_lse;            /* 0 or 1 */
+  int has_sink; /* 0 or 1 */
+  int want_lse; /* 0 or 1 */
 } smla_problem;
 
 /* Per-call description of one source. Physical index of a token = page * page_size + offset;
  * page p starts at cache + p * page_stride_bytes. */
 typedef struct smla_source_args {
-  const void* cache;          /* device pointer, 16-byte aligned */
-  int64_t page_stride_bytes;  /* multiple of 16, at least the layout's page bytes */
-  int64_t num_pages;          /* >= 0; indices >= num_pages * page_size are skipped */
-  const int32_t* indices;     /* [num_rows][index_row_stride], device pointer */
-  int64_t index_row_stride;   /* elements, >= width */
-  const int32_t* lengths;     /* [num_rows] valid columns per row, or NULL (= width) */
+  const void* cache;         /* device pointer, 16-byte aligned */
+  int64_t page_stride_bytes; /* multiple of 16, at least the layout's page bytes */
+  int64_t num_pages;         /* >= 0; indices >= num_pages * page_size are skipped */
+  const int32_t* indices;    /* [num_rows][index_row_stride], device pointer */
+  int64_t index_row_stride;  /* elements, >= width */
+  const int32_t* lengths;    /* [num_rows] valid columns per row, or NULL (= width) */
 } smla_source_args;
 
 typedef struct smla_args {
-  int num_rows; /* >= 0; 0 is a no-op */
-  const void* q;          /* [num_rows][num_heads][512] of q_dtype, 16-byte aligned */
-  int64_t q_row_stride;   /* elements */
-  int64_t q_head_stride;  /* elements */
-  float q_scale;          /* fp8 q only: dequantized q = e4m3 * q_scale */
+  int num_rows;          /* >= 0; 0 is a no-op */
+  const void* q;         /* [num_rows][num_heads][512] of q_dtype, 16-byte aligned */
+  int64_t q_row_stride;  /* elements */
+  int64_t q_head_stride; /* elements */
+  float q_scale;         /* fp8 q only: dequantized q = e4m3 * q_scale */
   smla_source_args sources[SMLA_MAX_SOURCES];
-  float kv_scale;         /* SMLA_KV_FP8_UNIFORM only */
-  const float* sink;      /* [num_heads] fp32, device pointer; required iff has_sink */
+  float kv_scale;    /* SMLA_KV_FP8_UNIFORM only */
+  const float* sink; /* [num_heads] fp32, device pointer; required iff has_sink */
   float softmax_scale;
   void* out;              /* [num_rows][num_heads][512] bf16, 16-byte aligned; out and lse
                              must not overlap each other or any array the call reads */
   int64_t out_row_stride; /* elements */
   int64_t out_head_stride;
-  float* lse;             /* [num_rows][num_heads] fp32 (natural log, no sink); iff want_lse */
+  float* lse; /* [num_rows][num_heads] fp32 (natural log, no sink); iff want_lse */
 } smla_args;
 
 /* Varlen description for prefill: requests are consecutive runs of rows. */
@@ -171,11 +171,13 @@ typedef struct smla_varlen {
 
 static inline int64_t smla_min_page_stride(smla_kv_layout layout, int64_t page_size) {
   switch (layout) {
-    case SMLA_KV_FP8_UNIFORM: return page_size * SMLA_UNIFORM_TOKEN_BYTES;
+    case SMLA_KV_FP8_UNIFORM:
+      return page_size * SMLA_UNIFORM_TOKEN_BYTES;
     case SMLA_KV_FP8_PACKED:
       return (page_size * SMLA_PACKED_TOKEN_BYTES + SMLA_PACKED_DATA_BYTES - 1) /
              SMLA_PACKED_DATA_BYTES * SMLA_PACKED_DATA_BYTES;
-    case SMLA_KV_BF16: return page_size * SMLA_BF16_TOKEN_BYTES;
+    case SMLA_KV_BF16:
+      return page_size * SMLA_BF16_TOKEN_BYTES;
   }
   return -1;
 }
@@ -212,9 +214,8 @@ SMLA_API smla_status smla_decode(smla_context* ctx, const smla_problem* problem,
                                  struct CUstream_st* stream);
 
 SMLA_API smla_status smla_prefill(smla_context* ctx, const smla_problem* problem,
-                                  const smla_args* args, const smla_varlen* varlen,
-                                  void* workspace, size_t workspace_bytes,
-                                  struct CUstream_st* stream);
+                                  const smla_args* args, const smla_varlen* varlen, void* workspace,
+                                  size_t workspace_bytes, struct CUstream_st* stream);
 
 SMLA_API const char* smla_version(void);
 SMLA_API const char* smla_status_string(smla_status status);

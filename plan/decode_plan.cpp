@@ -114,7 +114,7 @@ PlannedCall DecodePlan::call(int num_rows, size_t workspace_bytes) const {
     break;
   }
   const DecodeLaunch launch = heuristic_.plan(num_rows);
-  const int kernel = launch.fast        ? fast_kernel_
+  const int kernel = launch.fast          ? fast_kernel_
                      : launch.narrow >= 0 ? first_split_kernel_ + launch.narrow
                                           : 0;
   return {kernel, launch};

@@ -23,7 +23,8 @@ Status KernelBuilder::build(const KernelKey& key, bool allow_compile, BuildResul
   }
   const CompileFn compile = [&](std::vector<uint8_t>* cubin, double* compile_ms) -> Status {
     CompiledKernel compiled;
-    SMLA_TRY(compile_to_cubin(kernel_source(key), key.entry_points()[0], key.arch().name, &compiled));
+    SMLA_TRY(
+        compile_to_cubin(kernel_source(key), key.entry_points()[0], key.arch().name, &compiled));
     log_.info("compiled {} in {:.0f} ms ({} bytes)", entry.key_text, compiled.compile_ms,
               compiled.cubin.size());
     if (compiled.log.find("Registers are spilled") != std::string::npos) {

@@ -38,8 +38,7 @@ Status resolve_archs(const std::vector<std::string>& given,
   for (const std::string& name : given.empty() ? without_gpu : given) {
     const ArchSpec* arch = find_arch(name);
     if (arch == nullptr) {
-      return error(SMLA_ERR_INVALID_ARGUMENT, "--arch {}: expected one of {}", name,
-                   arch_names());
+      return error(SMLA_ERR_INVALID_ARGUMENT, "--arch {}: expected one of {}", name, arch_names());
     }
     if (std::find(archs->begin(), archs->end(), arch) == archs->end()) archs->push_back(arch);
   }

@@ -1,11 +1,11 @@
 // `smla bench`: GPU timing of decode problems (harness/bench.h).
 #include <nlohmann/json.hpp>
 
-#include "runtime/validate.h"
-#include "tools/commands.h"
-#include "harness/bench.h"
 #include "deployments/deployment.h"
 #include "deployments/json_text.h"
+#include "harness/bench.h"
+#include "runtime/validate.h"
+#include "tools/commands.h"
 #include "tools/problem_options.h"
 
 namespace smla::tools {

@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "deployments/deployment.h"
+#include "deployments/json_text.h"
 #include "support/environment.h"
 #include "tools/arch_options.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
 #include "tools/deployment_kernels.h"
-#include "deployments/deployment.h"
-#include "deployments/json_text.h"
 #include "tools/parallel_build.h"
 #include "tools/progress_line.h"
 #include "tools/size_text.h"

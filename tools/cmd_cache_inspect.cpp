@@ -7,10 +7,10 @@
 #include <string>
 
 #include "cache/layered_store.h"
+#include "deployments/json_text.h"
 #include "support/environment.h"
 #include "tools/cache_commands.h"
 #include "tools/cache_file_option.h"
-#include "deployments/json_text.h"
 #include "tools/size_text.h"
 
 namespace smla::tools {

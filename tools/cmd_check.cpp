@@ -4,12 +4,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "deployments/deployment.h"
+#include "deployments/json_text.h"
+#include "harness/device_case.h"
 #include "reference/attention.h"
 #include "runtime/validate.h"
 #include "tools/commands.h"
-#include "deployments/deployment.h"
-#include "harness/device_case.h"
-#include "deployments/json_text.h"
 #include "tools/problem_options.h"
 
 namespace smla::tools {

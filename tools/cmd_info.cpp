@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "deployments/json_text.h"
 #include "reference/attention.h"
 #include "runtime/context.h"
 #include "tools/commands.h"
-#include "deployments/json_text.h"
 
 namespace smla::tools {
 namespace {

@@ -47,14 +47,10 @@ nlohmann::json plan_json(const std::string& layer, const smla_problem& problem,
                       {"how", how_text(r)},
                       {"prefix_segments", r.prefix_segments}});
   }
-  return {{"layer", layer},
-          {"problem", problem_text(problem)},
-          {"arch", arch.name},
-          {"mode", batch_variant ? "batch-variant" : "batch-invariant"},
-          {"max_rows", max_rows},
-          {"workspace_bytes", plan.workspace_bytes(max_rows)},
-          {"kernels", kernels},
-          {"ranges", ranges}};
+  return {{"layer", layer},       {"problem", problem_text(problem)},
+          {"arch", arch.name},    {"mode", batch_variant ? "batch-variant" : "batch-invariant"},
+          {"max_rows", max_rows}, {"workspace_bytes", plan.workspace_bytes(max_rows)},
+          {"kernels", kernels},   {"ranges", ranges}};
 }
 
 void print_plan(const nlohmann::json& p) {
@@ -70,14 +66,14 @@ void print_plan(const nlohmann::json& p) {
   }
   for (const nlohmann::json& r : p["ranges"]) {
     const int first = r["first_rows"].get<int>();
-    const std::string rows = r["last_rows"].is_null()                 ? fmt::format("{}+", first)
-                             : r["last_rows"].get<int>() == first ? fmt::format("{}", first)
-                                                                  : fmt::format("{}-{}", first,
-                                                                                r["last_rows"].get<int>());
-    const std::string prefix = r["prefix_segments"].get<int>() > 1
-                                   ? fmt::format(" (first item {} segments)",
-                                                 r["prefix_segments"].get<int>())
-                                   : "";
+    const std::string rows = r["last_rows"].is_null() ? fmt::format("{}+", first)
+                             : r["last_rows"].get<int>() == first
+                                 ? fmt::format("{}", first)
+                                 : fmt::format("{}-{}", first, r["last_rows"].get<int>());
+    const std::string prefix =
+        r["prefix_segments"].get<int>() > 1
+            ? fmt::format(" (first item {} segments)", r["prefix_segments"].get<int>())
+            : "";
     fmt::print("  rows {:<11} kernel {}, {}{}\n", rows, r["kernel"].get<int>(),
                r["how"].get<std::string>(), prefix);
   }
@@ -124,9 +120,9 @@ void add_plan_command(CLI::App& app, int* exit_code) {
   auto* c = app.add_subcommand(
       "plan", "the kernels a problem's prepare loads and the rows each serves (no GPU needed)");
   o->problems.add_to(*c);
-  add_list_option(*c, "--arch", &o->archs,
-                  fmt::format("targets: {} (default: the local GPU's, or sm_90a without one)",
-                              arch_names()));
+  add_list_option(
+      *c, "--arch", &o->archs,
+      fmt::format("targets: {} (default: the local GPU's, or sm_90a without one)", arch_names()));
   c->add_option("--mode", o->mode, "invariant, variant or both (the default)")
       ->check(CLI::IsMember({"invariant", "variant", "both"}));
   c->add_option("--max-rows", o->max_rows,

@@ -8,12 +8,12 @@
 #include <set>
 
 #include "autotune/tuning.h"
-#include "runtime/context.h"
-#include "harness/device_session.h"
-#include "tools/cache_file_option.h"
-#include "tools/commands.h"
 #include "deployments/deployment.h"
 #include "deployments/json_text.h"
+#include "harness/device_session.h"
+#include "runtime/context.h"
+#include "tools/cache_file_option.h"
+#include "tools/commands.h"
 #include "tools/problem_options.h"
 #include "tools/tune_problem.h"
 
@@ -47,7 +47,8 @@ int list_candidates(const TuneCommand& o,
                     const std::vector<std::pair<std::string, smla_problem>>& problems) {
   const ArchSpec* arch = find_arch(o.arch);
   if (arch == nullptr) {
-    return report_failure("tune", fmt::format("--arch {}: expected one of {}", o.arch, arch_names()),
+    return report_failure("tune",
+                          fmt::format("--arch {}: expected one of {}", o.arch, arch_names()),
                           o.json, kExitUsage);
   }
   nlohmann::json out = nlohmann::json::array();

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "support/status.h"
 #include "deployments/json_text.h"
+#include "support/status.h"
 
 namespace smla::tools {
 

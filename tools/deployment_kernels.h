@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "codegen/kernel_key.h"
-#include "support/status.h"
 #include "deployments/deployment.h"
+#include "support/status.h"
 
 namespace smla::tools {
 

@@ -6,9 +6,9 @@
 #include <climits>
 #include <sstream>
 
+#include "deployments/deployment.h"
 #include "runtime/validate.h"
 #include "tools/commands.h"
-#include "deployments/deployment.h"
 
 namespace smla::tools {
 

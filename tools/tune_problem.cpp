@@ -6,10 +6,10 @@
 #include <memory>
 
 #include "autotune/tuning.h"
+#include "harness/device_case.h"
 #include "plan/decode_plan.h"
 #include "runtime/context.h"
 #include "runtime/kernel_builder.h"
-#include "harness/device_case.h"
 #include "tools/parallel_build.h"
 
 namespace smla::tools {
@@ -81,9 +81,9 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options,
     return error(SMLA_ERR_UNSUPPORTED, "device {} is not one smla runs on", device.name);
   }
   const ArchSpec& arch = *device.arch;
-  const std::vector<TileConfig> candidates = build_candidates(
-      arch, problem, tuning_candidates(arch, problem, options.batch_variant), options.jobs, store,
-      log);
+  const std::vector<TileConfig> candidates =
+      build_candidates(arch, problem, tuning_candidates(arch, problem, options.batch_variant),
+                       options.jobs, store, log);
 
   ContextSettings heuristic_settings = settings;
   heuristic_settings.plan.batch_variant = options.batch_variant;
@@ -135,8 +135,8 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options,
     if (best >= 0) {
       result.best = candidates[best].text();
       // NOTE: the machine is shared and a difference smaller than the spread of two timings is
-      // noise (docs/PERFORMANCE.md): the winner is timed again against the heuristic and kept only if
-      // it wins by the margin both times.
+      // noise (docs/PERFORMANCE.md): the winner is timed again against the heuristic and kept only
+      // if it wins by the margin both times.
       result.best_us = best_us;
       if (best_us < heuristic_us * (1 - options.margin)) {
         SMLA_TRY(

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "cache/cubin_store.h"
+#include "harness/bench.h"
 #include "runtime/context_settings.h"
 #include "support/log.h"
 #include "support/status.h"
-#include "harness/bench.h"
 
 namespace smla::tools {
 
@@ -27,13 +27,13 @@ struct TuneOptions {
 
 struct TunedBucket {
   int bucket = 0;
-  std::vector<int> rows;      // the row counts timed: the bucket's first and last
-                              // (bucket_last_rows)
-  std::string config;         // what was stored: a tile's text, or kHeuristicConfig
-  std::string best;           // the fastest candidate of the first round ("" if none ran)
-  double heuristic_us = 0;    // per call, summed over `rows`: the confirming round's when the
-  double best_us = 0;         // first round's winner beat the heuristic by the margin
-  int candidates = 0;         // timed: those whose plan fits the heuristic's workspace
+  std::vector<int> rows;    // the row counts timed: the bucket's first and last
+                            // (bucket_last_rows)
+  std::string config;       // what was stored: a tile's text, or kHeuristicConfig
+  std::string best;         // the fastest candidate of the first round ("" if none ran)
+  double heuristic_us = 0;  // per call, summed over `rows`: the confirming round's when the
+  double best_us = 0;       // first round's winner beat the heuristic by the margin
+  int candidates = 0;       // timed: those whose plan fits the heuristic's workspace
 };
 
 // Times the candidates with contexts of `settings` (the caller's: options and environment) that

@@ -1,8 +1,8 @@
 // How many 2-CTA clusters of the 16-head entries-on-M kernel's shape (256 threads, 98,816 bytes of
 // dynamic shared memory; its 128 registers a thread also allow two CTAs per SM, this stand-in uses
 // fewer) an H100/H200 keeps resident at once, and how many CTAs
-// of the same shape without clusters: the question the paired rows of docs/PERFORMANCE.md
-// (eleventh session) left open. Build: nvcc -O3 -arch=sm_90a -o cluster_occupancy
+// of the same shape without clusters: whether paired-row clusters (docs/PERFORMANCE.md, tried
+// and not kept) lose residency. Build: nvcc -O3 -arch=sm_90a -o cluster_occupancy
 // gpu/probes/cluster_occupancy.cu
 #include <cstdio>
 

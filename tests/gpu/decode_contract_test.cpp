@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "gpu_env.h"
-#include "reference/codecs.h"
 #include "plan/decode_plan.h"
+#include "reference/codecs.h"
 #include "runtime/device_info.h"
 
 namespace smla::gpu_test {
@@ -58,8 +58,7 @@ void expect_slices_match_full_call(const ref::HostCase& host,
   DeviceCase dc;
   ASSERT_TRUE(DeviceCase::upload(*env.session, host, {}, &dc).is_ok());
   const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
-  const CheckResult full =
-      run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
+  const CheckResult full = run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
   ASSERT_TRUE(full.status.is_ok()) << full.status.message();
   ASSERT_TRUE(full.comparison.passed({})) << full.comparison.summary();
   if (full_out) *full_out = full.out;

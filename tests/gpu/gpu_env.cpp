@@ -89,12 +89,12 @@ ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed) {
 }
 
 CheckResult check_case(const ref::CaseSpec& spec, const char* what,
-                              const DeviceCaseOptions& options, smla_context* ctx) {
+                       const DeviceCaseOptions& options, smla_context* ctx) {
   GpuEnv& env = GpuEnv::get();
   if (ctx == nullptr) ctx = env.ctx;
   if (prewarmed(spec.problem, ctx)) return {};
-  const std::string label = fmt::format(
-      "{} [{} rows={} seed={}]", what, problem_text(spec.problem), spec.num_rows, spec.seed);
+  const std::string label = fmt::format("{} [{} rows={} seed={}]", what, problem_text(spec.problem),
+                                        spec.num_rows, spec.seed);
   const ref::HostCase host = ref::make_random_case(spec);
   DeviceCase device_case;
   CheckResult result;

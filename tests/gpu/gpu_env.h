@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
-#include "reference/random_case.h"
-#include "harness/device_session.h"
 #include "harness/device_case.h"
+#include "harness/device_session.h"
+#include "reference/random_case.h"
 
 namespace smla::gpu_test {
 
@@ -55,7 +55,6 @@ ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed);
 // against the reference; returns the result for further checks. Adds a failure (with the case
 // described) when it fails.
 CheckResult check_case(const ref::CaseSpec& spec, const char* what,
-                              const DeviceCaseOptions& options = {},
-                              smla_context* ctx = nullptr);
+                       const DeviceCaseOptions& options = {}, smla_context* ctx = nullptr);
 
 }  // namespace smla::gpu_test

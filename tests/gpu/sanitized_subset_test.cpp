@@ -63,8 +63,7 @@ TEST(Sanitized, SourceWithoutPages) {
     ASSERT_TRUE(DeviceCase::upload(*env.session, host, exact, &dc).is_ok());
     ASSERT_EQ(dc.args().sources[1].cache, nullptr);
     const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
-    const CheckResult result =
-        run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
+    const CheckResult result = run_and_compare(env.ctx, *env.session, dc, reference, env.stream);
     ASSERT_TRUE(result.status.is_ok()) << result.status.message();
     EXPECT_TRUE(result.comparison.passed({})) << result.comparison.summary();
   }

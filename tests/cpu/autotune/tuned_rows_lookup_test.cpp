@@ -83,8 +83,8 @@ TEST(FindTunedTiles, OnlyUsableRowsOfThisDeviceAndMode) {
   put(*store, h200, false, 1, narrower.text());
   put(*store, h200, false, 4, kHeuristicConfig);
   put(*store, h200, false, 8, "not a tile");
-  put(*store, h200, false, 16, wgmma);       // changes bits: not in invariant mode
-  put(*store, h200, true, 32, wgmma);      // the other mode's row
+  put(*store, h200, false, 16, wgmma);  // changes bits: not in invariant mode
+  put(*store, h200, true, 32, wgmma);   // the other mode's row
   put(*store, {"NVIDIA H200", 114, 13000}, false, 2, narrower.text());  // another SM count
   put(*store, {"NVIDIA H100", 132, 13000}, false, 128, narrower.text());
   put(*store, {"NVIDIA H200", 132, 12080}, false, 256, narrower.text());

@@ -16,7 +16,8 @@ namespace smla {
 namespace {
 
 bool has_path(const std::vector<TileConfig>& tiles, MmaPath path) {
-  return std::any_of(tiles.begin(), tiles.end(), [&](const TileConfig& t) { return t.mma == path; });
+  return std::any_of(tiles.begin(), tiles.end(),
+                     [&](const TileConfig& t) { return t.mma == path; });
 }
 
 TEST(TuningCandidates, RunnableDistinctDefaultFirst) {

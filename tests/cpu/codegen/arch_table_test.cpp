@@ -11,9 +11,11 @@ namespace smla {
 namespace {
 
 TEST(ArchTable, ComputeCapabilityToArch) {
-  const std::pair<std::pair<int, int>, const char*> known[] = {
-      {{9, 0}, "sm_90a"}, {{10, 0}, "sm_100a"}, {{10, 3}, "sm_103a"},
-      {{12, 0}, "sm_120a"}, {{12, 1}, "sm_121a"}};
+  const std::pair<std::pair<int, int>, const char*> known[] = {{{9, 0}, "sm_90a"},
+                                                               {{10, 0}, "sm_100a"},
+                                                               {{10, 3}, "sm_103a"},
+                                                               {{12, 0}, "sm_120a"},
+                                                               {{12, 1}, "sm_121a"}};
   for (const auto& [capability, name] : known) {
     SCOPED_TRACE(name);
     const ArchSpec* arch = arch_for_compute_capability(capability.first, capability.second);
@@ -36,8 +38,8 @@ TEST(ArchTable, ComputeCapabilityToArch) {
 }
 
 TEST(ArchTable, NamesAreExact) {
-  for (const char* name : {"", "sm_90", "sm_100", "sm_103", "sm_80", "sm_89", "sm_120",
-                           "SM_90A", "sm_90a ", " sm_90a", "compute_90a", "sm_100f"}) {
+  for (const char* name : {"", "sm_90", "sm_100", "sm_103", "sm_80", "sm_89", "sm_120", "SM_90A",
+                           "sm_90a ", " sm_90a", "compute_90a", "sm_100f"}) {
     EXPECT_EQ(find_arch(name), nullptr) << '"' << name << '"';
   }
   std::set<std::string> names;

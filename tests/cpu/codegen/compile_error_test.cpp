@@ -37,8 +37,8 @@ TEST(CompileError, ReportsNvrtcLog) {
     SCOPED_TRACE("a template's static_assert on a tile the kernel does not support");
     TileConfig tile;
     tile.tile_entries = 40;
-    const KernelKey key = DecodeKernel::of(test::arch_of("sm_90a"),
-                                           test::dsv4_compressed_problem(16, 64, 512), tile);
+    const KernelKey key =
+        DecodeKernel::of(test::arch_of("sm_90a"), test::dsv4_compressed_problem(16, 64, 512), tile);
     check_compile_error(kernel_source(key), "sm_90a", "tile entries: 32 or 64");
   }
   {

@@ -18,7 +18,8 @@ constexpr const char* kFingerprint = "nvrtc=13.0;templates=0123456789abcdef;code
 TEST(KernelKeyId, IsStableForEqualInputs) {
   for (const test::NamedProblem& named : test::dsv4_problems()) {
     SCOPED_TRACE(named.name);
-    const DecodeKernel key = DecodeKernel::of(test::arch_of("sm_100a"), named.problem, TileConfig{});
+    const DecodeKernel key =
+        DecodeKernel::of(test::arch_of("sm_100a"), named.problem, TileConfig{});
     const DecodeKernel rebuilt =
         DecodeKernel::of(test::arch_of("sm_100a"), named.problem, TileConfig{});
     EXPECT_EQ(KernelKey(key).id(kFingerprint), KernelKey(key).id(kFingerprint));

@@ -117,8 +117,7 @@ TEST_F(DecodeLaunches, EachCallLaunchesItsScheduledKernels) {
       EXPECT_NE(combine.module, kernel.module);
       EXPECT_EQ(combine.grid, plan.combine_blocks);
       EXPECT_EQ(combine.grid_y, 1u);
-      EXPECT_EQ(combine.block,
-                static_cast<unsigned>(key.combine().threads()));
+      EXPECT_EQ(combine.block, static_cast<unsigned>(key.combine().threads()));
       EXPECT_EQ(combine.shared_bytes, 0u);
       EXPECT_TRUE(combine.programmatic);
       EXPECT_EQ(combine.stream, stream);

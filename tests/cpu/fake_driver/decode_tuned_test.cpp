@@ -76,7 +76,8 @@ class DecodeTunedOnFake : public FakeDriverTest {
     const DecodePlan* plan = context.plan(valid_problem());
     EXPECT_NE(plan, nullptr);
     if (plan == nullptr) return false;
-    const PlannedKernel& kernel = plan->kernels()[plan->call(rows, plan->workspace_bytes(rows)).kernel];
+    const PlannedKernel& kernel =
+        plan->kernels()[plan->call(rows, plan->workspace_bytes(rows)).kernel];
     if (kernel.role != KernelRole::kTuned) return false;
     EXPECT_EQ(kernel.decode.tile.text(), kTunedTile);
     EXPECT_EQ(kernel.tuned_bucket, kBucket);
@@ -86,10 +87,10 @@ class DecodeTunedOnFake : public FakeDriverTest {
   static unsigned tuned_shared_bytes() {
     const std::optional<TileConfig> tuned = TileConfig::parse(kTunedTile);
     EXPECT_TRUE(tuned.has_value());
-    return static_cast<unsigned>(DecodeKernel::of(*find_arch("sm_90a"), valid_problem(),
-                                                  tuned.value_or(TileConfig{}))
-                                     .geometry()
-                                     .smem_bytes);
+    return static_cast<unsigned>(
+        DecodeKernel::of(*find_arch("sm_90a"), valid_problem(), tuned.value_or(TileConfig{}))
+            .geometry()
+            .smem_bytes);
   }
 
   test::TempDir dir_;

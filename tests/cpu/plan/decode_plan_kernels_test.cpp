@@ -33,7 +33,8 @@ std::vector<std::string> kernel_texts(const DecodePlan& plan) {
 
 std::vector<std::string> split_texts(const char* role, const std::vector<SplitTile>& splits) {
   std::vector<std::string> texts;
-  for (const SplitTile& split : splits) texts.push_back(std::string(role) + ":" + split.tile.text());
+  for (const SplitTile& split : splits)
+    texts.push_back(std::string(role) + ":" + split.tile.text());
   return texts;
 }
 
@@ -80,9 +81,9 @@ TEST(DecodePlanKernels, TheWgmmaKernelInSegmentsOnHopper) {
   // The GPU tests' folded rows: 40 of 128 + 1024 entries, 32 of 128 + 512 do not split.
   EXPECT_EQ(DecodeScheduler(invariant->kernels()[0].decode).max_split_rows(), 21);
   const smla_problem flash = test::dsv4_compressed_problem(128, 64, 512);
-  EXPECT_EQ(DecodeScheduler(test::plan_of("sm_90a", flash, false)->kernels()[0].decode)
-                .max_split_rows(),
-            31);
+  EXPECT_EQ(
+      DecodeScheduler(test::plan_of("sm_90a", flash, false)->kernels()[0].decode).max_split_rows(),
+      31);
   const std::unique_ptr<DecodePlan> variant = test::plan_of("sm_90a", pro, true);
   EXPECT_EQ(variant->kernels().front().decode.tile.mma, MmaPath::kMmaSyncHeadsM);
   EXPECT_EQ(variant->kernels().back().role, KernelRole::kFast);
@@ -150,8 +151,7 @@ TEST(DecodePlanKernels, AForcedTileTheProblemCannotRunIsInvalidArgument) {
   PlanSettings settings;
   settings.forced_tile = *TileConfig::parse("hg64.w8.te64.st2.seg3.mb1.wgmma");
   std::unique_ptr<DecodePlan> plan;
-  const Status status =
-      DecodePlan::build(test::arch_of("sm_100a"), kFlashTp4, settings, {}, &plan);
+  const Status status = DecodePlan::build(test::arch_of("sm_100a"), kFlashTp4, settings, {}, &plan);
   EXPECT_EQ(status.code(), SMLA_ERR_INVALID_ARGUMENT);
   EXPECT_NE(status.message().find("SMLA_TILE: tile hg64.w8.te64.st2.seg3.mb1.wgmma: wgmma does "
                                   "not run on sm_100a"),

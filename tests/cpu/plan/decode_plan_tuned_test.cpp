@@ -51,15 +51,13 @@ void check_plan(const smla_problem& problem, bool batch_variant, const std::vect
       if (alone.workspace_bytes <= heuristic->workspace_bytes(n)) expected = static_cast<int>(i);
       (expected >= 0 ? *used : *refused) += 1;
     }
-    const PlannedCall want = expected >= 0
-                                 ? PlannedCall{static_cast<int>(heuristic->kernels().size()) +
-                                                   expected,
-                                               DecodeScheduler(plan->kernels()
-                                                                   [heuristic->kernels().size() +
-                                                                    expected]
-                                                                       .decode)
-                                                   .plan(n)}
-                                 : heuristic->call(n, heuristic->workspace_bytes(n));
+    const PlannedCall want =
+        expected >= 0
+            ? PlannedCall{static_cast<int>(heuristic->kernels().size()) + expected,
+                          DecodeScheduler(
+                              plan->kernels()[heuristic->kernels().size() + expected].decode)
+                              .plan(n)}
+            : heuristic->call(n, heuristic->workspace_bytes(n));
     ASSERT_EQ(call.kernel, want.kernel);
     EXPECT_EQ(call.launch.split, want.launch.split);
     EXPECT_EQ(call.launch.fast, want.launch.fast);
@@ -86,9 +84,10 @@ TEST(DecodePlanTuned, TunedTileWhereItsWorkspaceFits) {
   // 128 heads in batch-variant mode: the wgmma tile for some buckets, the heuristic's own
   // fast path and splits around them.
   used = refused = 0;
-  check_plan(test::dsv4_compressed_problem(128, 64, 1024), true,
-             {{8, "hg64.w8.te64.st2.seg18.mb1.wgmma"}, {64, "hg32.w8.te64.st3.seg2.mb1.mma_sync_hm"}},
-             &used, &refused);
+  check_plan(
+      test::dsv4_compressed_problem(128, 64, 1024), true,
+      {{8, "hg64.w8.te64.st2.seg18.mb1.wgmma"}, {64, "hg32.w8.te64.st3.seg2.mb1.mma_sync_hm"}},
+      &used, &refused);
   EXPECT_GT(used, 0);
 }
 

@@ -1,18 +1,18 @@
 // The batch-variant fast path (autotune/heuristics.h, batch_variant_tile): calls whose grid of
-// whole-row 64-head CTAs fills DecodeScheduler::kBatchVariantCtas run the wgmma kernel (sm_90a), or, elsewhere,
-// calls that the default tile runs whole (or in prefix items) run its one-segment copy; every
-// other call plans as without it (split, narrow or whole), and it needs no workspace; the kernels
-// smla_prepare loads and `smla cache build` prewarm include it.
+// whole-row 64-head CTAs fills DecodeScheduler::kBatchVariantCtas run the wgmma kernel (sm_90a),
+// or, elsewhere, calls that the default tile runs whole (or in prefix items) run its one-segment
+// copy; every other call plans as without it (split, narrow or whole), and it needs no workspace;
+// the kernels smla_prepare loads and `smla cache build` prewarm include it.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "autotune/heuristics.h"
-#include "plan/split_tiles.h"
 #include "cpu/codegen/dsv4_problems.h"
 #include "plan/decode_plan.h"
 #include "plan/decode_scheduler.h"
+#include "plan/split_tiles.h"
 #include "support/arch_of.h"
 
 namespace smla {

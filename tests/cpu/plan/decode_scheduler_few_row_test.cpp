@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "autotune/heuristics.h"
-#include "plan/split_tiles.h"
 #include "cpu/codegen/dsv4_problems.h"
 #include "plan/decode_scheduler.h"
+#include "plan/split_tiles.h"
 #include "support/arch_of.h"
 
 namespace smla {

@@ -6,10 +6,10 @@
 #include <vector>
 
 #include "autotune/heuristics.h"
-#include "plan/split_tiles.h"
 #include "codegen/decode_family.h"
-#include "support/arch_of.h"
 #include "cpu/codegen/dsv4_problems.h"
+#include "plan/split_tiles.h"
+#include "support/arch_of.h"
 
 namespace smla::scheduler_test {
 

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "autotune/heuristics.h"
-#include "plan/split_tiles.h"
 #include "cpu/codegen/dsv4_problems.h"
 #include "plan/decode_plan.h"
 #include "plan/decode_scheduler.h"
+#include "plan/split_tiles.h"
 #include "support/arch_of.h"
 
 namespace smla {
@@ -72,7 +72,8 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   const auto splits = [](int heads) {
     const smla_problem problem = test::dsv4_compressed_problem(heads, 64, 1024);
     Splits result;
-    for (const SplitTile& split : narrow_splits(test::arch_of("sm_90a"), problem, mma_sync_tile(test::arch_of("sm_90a"), problem))) {
+    for (const SplitTile& split : narrow_splits(test::arch_of("sm_90a"), problem,
+                                                mma_sync_tile(test::arch_of("sm_90a"), problem))) {
       result.emplace_back(split.tile.heads_per_cta, split.max_rows);
     }
     return result;
@@ -85,8 +86,8 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   // 128 heads: 8 heads per CTA would take 144 CTAs for one row.
   EXPECT_EQ(splits(128), (Splits{{16, 1}}));
   const smla_problem h32_problem = test::dsv4_compressed_problem(32, 64, 1024);
-  const std::vector<SplitTile> h32 =
-      narrow_splits(test::arch_of("sm_90a"), h32_problem, mma_sync_tile(test::arch_of("sm_90a"), h32_problem));
+  const std::vector<SplitTile> h32 = narrow_splits(
+      test::arch_of("sm_90a"), h32_problem, mma_sync_tile(test::arch_of("sm_90a"), h32_problem));
   for (const SplitTile& split : h32) {
     TileConfig tile = mma_sync_tile(test::arch_of("sm_90a"), h32_problem);
     tile.heads_per_cta = split.tile.heads_per_cta;
@@ -94,7 +95,9 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   }
   EXPECT_TRUE(splits(8).empty());                             // no fewer heads per CTA than 8
   const smla_problem window = test::dsv4_window_problem(16);  // one segment: nothing to split
-  EXPECT_TRUE(narrow_splits(test::arch_of("sm_90a"), window, mma_sync_tile(test::arch_of("sm_90a"), window)).empty());
+  EXPECT_TRUE(
+      narrow_splits(test::arch_of("sm_90a"), window, mma_sync_tile(test::arch_of("sm_90a"), window))
+          .empty());
   // The narrow kernels are among those a prepare loads (and `smla cache build` prewarms):
   // the default and the narrow split (batch-invariant mode); the default, batch-variant mode's
   // few-row split, the narrow split, its three wave splits and its one-segment fast path; the
@@ -119,7 +122,7 @@ TEST(DecodeSchedulerNarrow, SplitsOfTheDsv4Shapes) {
   for (const SplitTile& wave : waves) expected.push_back(wave.tile.text());
   expected.push_back(fast_tile(test::arch_of("sm_90a"), h32_problem)->text());
   EXPECT_EQ(decode_tiles, expected);
-  EXPECT_EQ(combine_texts.size(), 6u);  // all but the fast path split
+  EXPECT_EQ(combine_texts.size(), 6u);              // all but the fast path split
   EXPECT_EQ(keys[1].combine()->heads_per_cta, 32);  // the default's, right after it
   EXPECT_EQ(keys[3].combine()->heads_per_cta, 16);  // the narrow split's
 }

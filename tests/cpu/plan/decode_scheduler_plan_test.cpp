@@ -73,8 +73,8 @@ TEST(DecodeSchedulerPlan, SplitLimitExamples) {
   tile.heads_per_cta = 32;
   tile.tile_entries = 32;
   tile.segment_tiles = 4;
-  const DecodeScheduler scheduler(
-      DecodeKernel::of(test::arch_of("sm_90a"), test::dsv4_compressed_problem(128, 64, 1024), tile));
+  const DecodeScheduler scheduler(DecodeKernel::of(
+      test::arch_of("sm_90a"), test::dsv4_compressed_problem(128, 64, 1024), tile));
   ASSERT_EQ(scheduler.head_groups(), 4);
   ASSERT_EQ(scheduler.geometry().segments, 9);
   EXPECT_EQ(scheduler.max_split_rows(), 14);
@@ -105,8 +105,8 @@ TEST(DecodeSchedulerPlan, WaveBoundOfTheHeadsOnMKernel) {
   };
   for (const Case c : {Case{64, 512, 26}, Case{128, 1024, 14}, Case{32, 1024, 56}}) {
     const smla_problem problem = test::dsv4_compressed_problem(c.heads, 64, c.width);
-    const DecodeScheduler scheduler(
-        DecodeKernel::of(test::arch_of("sm_90a"), problem, mma_sync_tile(test::arch_of("sm_90a"), problem)));
+    const DecodeScheduler scheduler(DecodeKernel::of(
+        test::arch_of("sm_90a"), problem, mma_sync_tile(test::arch_of("sm_90a"), problem)));
     SCOPED_TRACE(c.heads);
     EXPECT_EQ(scheduler.max_split_rows(), c.rows);
     EXPECT_TRUE(scheduler.splits(c.rows));
@@ -116,8 +116,8 @@ TEST(DecodeSchedulerPlan, WaveBoundOfTheHeadsOnMKernel) {
   }
   // 16 heads (the entries-on-M kernel, two CTAs per SM): kSplitCtaLimit binds, as before.
   const smla_problem problem = test::dsv4_compressed_problem(16, 64, 1024);
-  const DecodeScheduler scheduler(
-      DecodeKernel::of(test::arch_of("sm_90a"), problem, mma_sync_tile(test::arch_of("sm_90a"), problem)));
+  const DecodeScheduler scheduler(DecodeKernel::of(
+      test::arch_of("sm_90a"), problem, mma_sync_tile(test::arch_of("sm_90a"), problem)));
   EXPECT_EQ(scheduler.max_split_rows(), 96);
 }
 

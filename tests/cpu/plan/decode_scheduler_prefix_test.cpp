@@ -7,10 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "autotune/heuristics.h"
-#include "plan/split_tiles.h"
 #include "cpu/codegen/dsv4_problems.h"
 #include "cpu/plan/decode_scheduler_keys.h"
 #include "plan/decode_scheduler.h"
+#include "plan/split_tiles.h"
 #include "support/arch_of.h"
 
 namespace smla::scheduler_test {

@@ -48,8 +48,8 @@ TEST(DecodeSchedulerWave, EachRowCountRunsTheMostSegmentsThatFitAWave) {
 }
 
 // On sm_90a the wgmma kernel follows the last wave split where that comes before its own
-// switch (DecodeScheduler::kBatchVariantCtas): 64 heads from 34 rows instead of 64, 128 heads from 17 instead
-// of 32; HCA rows at 1M context have no wave splits and keep the switch.
+// switch (DecodeScheduler::kBatchVariantCtas): 64 heads from 34 rows instead of 64, 128 heads from
+// 17 instead of 32; HCA rows at 1M context have no wave splits and keep the switch.
 TEST(DecodeSchedulerWave, TheWgmmaKernelFollowsTheWaveSplits) {
   const auto first_fast_rows = [](const smla_problem& problem) {
     const std::unique_ptr<DecodePlan> plan = test::plan_of("sm_90a", problem, true);

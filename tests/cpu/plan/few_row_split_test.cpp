@@ -56,8 +56,10 @@ TEST(FewRowSplit, LongerSegmentsForWideRows) {
 }
 
 TEST(FewRowSplit, NoneForRowsPastAWaveOrOfOneTile) {
-  EXPECT_FALSE(few_row_split(kHopper, test::dsv4_compressed_problem(128, 64, 1024)).has_value());  // 576
-  EXPECT_FALSE(few_row_split(kHopper, test::dsv4_compressed_problem(128, 2, 8192)).has_value());   // 608
+  EXPECT_FALSE(
+      few_row_split(kHopper, test::dsv4_compressed_problem(128, 64, 1024)).has_value());  // 576
+  EXPECT_FALSE(
+      few_row_split(kHopper, test::dsv4_compressed_problem(128, 2, 8192)).has_value());  // 608
   smla_problem one_tile = test::dsv4_window_problem(16);
   one_tile.sources[0].width = 32;  // one tile: nothing to split
   EXPECT_FALSE(few_row_split(kHopper, one_tile).has_value());

@@ -105,8 +105,7 @@ void expect_batch_variant_kernels_missing(const smla_problem& problem, size_t in
     testing::internal::CaptureStderr();
     EXPECT_EQ(prepare_in_new_context(options, problem), SMLA_ERR_NOT_READY);
     const std::string warnings = testing::internal::GetCapturedStderr();
-    EXPECT_NE(warnings.find("ignoring SMLA_BATCH_VARIANT=yes: expected 0 or 1"),
-              std::string::npos)
+    EXPECT_NE(warnings.find("ignoring SMLA_BATCH_VARIANT=yes: expected 0 or 1"), std::string::npos)
         << warnings;
   }
   EXPECT_EQ(cached_key_texts(cache).size(), invariant_kernels);

@@ -3,13 +3,14 @@
 // the retired SMLA_BATCH_INVARIANT is ignored with a warning naming its replacement; a SMLA_TILE
 // that is no tile is INVALID_ARGUMENT. A context keeps what it was made with: the environment
 // changing afterwards changes nothing.
+#include "runtime/context_settings.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "context_fixture.h"
 #include "runtime/context.h"
-#include "runtime/context_settings.h"
 
 namespace smla::context_test {
 namespace {

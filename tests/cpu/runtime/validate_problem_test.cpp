@@ -155,9 +155,9 @@ TEST(ValidateProblem, PagesSmallerThan2GiB) {
     ASSERT_LE(smla_min_page_stride(layout, page_size), INT32_MAX);
     EXPECT_TRUE(IsOk(validate(problem)));
     problem.sources[1].page_size = page_size + 1;
-    EXPECT_TRUE(IsError(validate(problem), SMLA_ERR_UNSUPPORTED,
-                        {"problem.sources[1].page_size = " + std::to_string(page_size + 1),
-                         "smaller than 2 GiB"}));
+    EXPECT_TRUE(IsError(
+        validate(problem), SMLA_ERR_UNSUPPORTED,
+        {"problem.sources[1].page_size = " + std::to_string(page_size + 1), "smaller than 2 GiB"}));
   }
   problem.sources[1].page_size = 64;
   problem.sources[0].page_size = 1 << 30;

@@ -7,9 +7,9 @@
 #include <filesystem>
 
 #include "autotune/tuning.h"
+#include "deployments/deployment.h"
 #include "harness/device_session.h"
 #include "support/cli_process.h"
-#include "deployments/deployment.h"
 
 namespace smla::cli_test {
 namespace {
