@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define SMLA_VERSION_MAJOR 0
-#define SMLA_VERSION_MINOR 3
+#define SMLA_VERSION_MINOR 4
 #define SMLA_VERSION_PATCH 0
 
 /* Head dimension of every query and KV vector: [nope 0..447 | rope 448..511]. */

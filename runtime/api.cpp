@@ -132,7 +132,7 @@ smla_status smla_prefill(smla_context* ctx, const smla_problem* problem, const s
   });
 }
 
-const char* smla_version(void) { return "smla 0.3.0"; }
+const char* smla_version(void) { return SMLA_VERSION_STRING; }
 
 const char* smla_status_string(smla_status status) {
   switch (status) {
