@@ -14,7 +14,8 @@ if [[ "$job" != run && "$job" != test ]]; then
 fi
 
 packages=(cmake ninja-build g++ pkg-config libfmt-dev libxxhash-dev libsqlite3-dev sqlite3
-          libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev)
+          libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev python3 python3-pytest
+          python3-numpy python3-venv python3-setuptools python3-wheel)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

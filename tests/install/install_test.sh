@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The install as a host sees it: `cmake --install` into a scratch prefix; the example built from
 # that prefix with find_package(smla) and with pkg-config, each run without LD_LIBRARY_PATH; the
-# installed CLI runs; libsmla.so exports the C API and nothing else.
+# installed CLI runs; libsmla.so exports the C API and nothing else; the Python package installs
+# with pip (into a scratch venv of Debian's python3, offline) and finds the library through the
+# installed `smla` on PATH.
 #   install_test.sh BUILD_DIR SOURCE_DIR CUDA_ROOT
 set -euo pipefail
 build=$1 source=$2 cuda=$3
@@ -37,3 +39,8 @@ cc -std=c99 -o "$scratch/decode_pc" "$source/examples/decode_one_layer.c" \
   -L"$cuda/lib64" -lcudart_static -ldl -lpthread -lrt
 "$scratch/decode_pc"
 echo "pkg-config: smla $(pkg-config --modversion smla)"
+
+python=/usr/bin/python3
+"$python" -m venv --system-site-packages "$scratch/venv"  # Debian's setuptools and wheel build it
+"$scratch/venv/bin/pip" install --quiet --no-build-isolation --no-index "$prefix/share/smla/python"
+PATH=$prefix/bin:$PATH "$scratch/venv/bin/python" -c "import smla; print('python: smla', smla.version())"
