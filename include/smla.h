@@ -8,6 +8,11 @@
  * Every function returns smla_status. Nothing aborts on bad input; smla_last_error() returns a
  * thread-local message naming the offending field and value. See README.md, and the exact math
  * in docs/semantics.md.
+ *
+ * Threads: any number of threads may call smla_prepare, smla_decode and smla_prefill on one
+ * context at once (preparations of a context run one at a time; calls of prepared problems do
+ * not wait for them). smla_context_destroy must not overlap another call on the same context.
+ * Contexts share nothing but the cache file, which many processes may share too.
  */
 #ifndef SMLA_H
 #define SMLA_H
