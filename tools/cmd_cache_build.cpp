@@ -113,11 +113,13 @@ int run_build(const BuildOptions& o) {
   Logger log;
   apply_log_environment(&log);
   const std::unique_ptr<CubinStore> store = o.cache.open(log);
-  const KernelBuilder builder(*store, log);
+  // The workers open the same file, or (where this store could not keep it) compile in memory.
+  CubinStore::Options workers_store;
+  if (store->persistent()) workers_store.path = o.cache.path();
   ParallelBuildReport report;
   {
     ProgressLine progress;
-    report = build_in_parallel(builder, keys, o.jobs,
+    report = build_in_parallel(workers_store, log, keys, o.jobs,
                                [&](const BuildCounts& counts) { progress.draw(counts); });
   }
   for (const KernelBuildOutcome& k : report.kernels) {

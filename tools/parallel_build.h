@@ -1,5 +1,7 @@
-// Builds a list of kernels through one KernelBuilder with a pool of worker threads: each kernel
-// comes from the cache or is compiled (once across processes, by the store's leases).
+// Builds a list of kernels with a pool of worker processes: each kernel comes from the cache or
+// is compiled (once across processes, by the store's leases).
+// NOTE: processes, not threads: NVRTC compiles one program at a time in a process (two threads
+// measured no faster than one).
 #pragma once
 
 #include <cstdint>
@@ -7,8 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "cache/cubin_store.h"
 #include "codegen/kernel_key.h"
-#include "runtime/kernel_builder.h"
+#include "support/log.h"
 #include "support/status.h"
 
 namespace smla::tools {
@@ -41,9 +44,11 @@ struct ParallelBuildReport {
 // Called with the counts so far before the first kernel and after each; calls never overlap.
 using BuildProgressFn = std::function<void(const BuildCounts&)>;
 
-// `jobs` <= 0: one worker per hardware thread.
-ParallelBuildReport build_in_parallel(const KernelBuilder& builder,
-                                      const std::vector<KernelKey>& keys, int jobs,
-                                      const BuildProgressFn& progress);
+// Each worker opens the cache `store_options` names (a memory-only one: its own, discarded) and
+// builds every jobs-th key; with one job, or one key, this process builds them. `jobs` <= 0:
+// one worker per hardware thread. The calling process must not have compiled with NVRTC yet.
+ParallelBuildReport build_in_parallel(const CubinStore::Options& store_options,
+                                      const Logger& log, const std::vector<KernelKey>& keys,
+                                      int jobs, const BuildProgressFn& progress);
 
 }  // namespace smla::tools

@@ -31,7 +31,8 @@ Status prepared_context(const ContextSettings& settings, const smla_problem& pro
 // otherwise) and returns those that built.
 std::vector<TileConfig> build_candidates(const ArchSpec& arch, const smla_problem& problem,
                                          const std::vector<TileConfig>& candidates, int jobs,
-                                         CubinStore& store, const Logger& log) {
+                                         const CubinStore::Options& store_options,
+                                         const Logger& log) {
   std::vector<KernelKey> keys;
   std::vector<size_t> first_key;  // of each candidate: its decode kernel, then its combine
   for (const TileConfig& tile : candidates) {
@@ -41,8 +42,7 @@ std::vector<TileConfig> build_candidates(const ArchSpec& arch, const smla_proble
     if (kernel.geometry().segments > 1) keys.push_back(kernel.combine());
   }
   first_key.push_back(keys.size());
-  const KernelBuilder builder(store, log);
-  const ParallelBuildReport report = build_in_parallel(builder, keys, jobs, nullptr);
+  const ParallelBuildReport report = build_in_parallel(store_options, log, keys, jobs, nullptr);
   std::vector<TileConfig> built;
   for (size_t c = 0; c < candidates.size(); ++c) {
     bool ok = true;
@@ -83,7 +83,7 @@ Status tune_problem(const smla_problem& problem, const TuneOptions& options,
   const ArchSpec& arch = *device.arch;
   const std::vector<TileConfig> candidates =
       build_candidates(arch, problem, tuning_candidates(arch, problem, options.batch_variant),
-                       options.jobs, store, log);
+                       options.jobs, settings.store, log);
 
   ContextSettings heuristic_settings = settings;
   heuristic_settings.plan.batch_variant = options.batch_variant;
