@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One GPU round on a GPU machine: run from the repository root of the copy there, with the
 # binaries and a prewarmed cache built beforehand in carry/ (gpu/carry.sh).
-#   gpu/round.sh [tests] [sanitize] [race] [bench] [tune] [sass] [ncu] [ncu-sass] [ceiling]
-#                      [wgmma-rate] [cluster-occupancy]
+#   gpu/round.sh [tests] [sanitize] [python] [race] [bench] [tune] [sass] [ncu] [ncu-sass]
+#                [ceiling] [wgmma-rate] [cluster-occupancy]
 #   (default: tests sanitize bench sass)
 #   SANITIZE_FILTER: the gtest filter the sanitizers run (default Sanitized.*)
 # Logs and JSON go to $OUT; a short summary is printed last.
@@ -37,6 +37,15 @@ if has sanitize; then
       carry/smla_gpu_tests --gtest_filter="${SANITIZE_FILTER:-Sanitized.*}" >"$OUT/sanitizer_$tool.log" 2>&1
     summary+=("compute-sanitizer $tool: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer_$tool.log" | tail -1)")
   done
+fi
+if has python; then
+  # The Python package with the machine's torch: its GPU tests, then the DSv4-Pro decode step.
+  export SMLA_LIBRARY=$PWD/carry/libsmla.so
+  PYTHONUNBUFFERED=1 timeout 400 python3 -m unittest discover -s tests/python_gpu -v \
+    >"$OUT/python_gpu.log" 2>&1
+  summary+=("python gpu tests: rc=$? $(tail -3 "$OUT/python_gpu.log" | tr '\n' ' ')")
+  timeout 200 python3 examples/dsv4_decode_step.py >"$OUT/decode_step.log" 2>&1
+  summary+=("decode step: rc=$? $(tr '\n' ' ' <"$OUT/decode_step.log" | tail -c 400)")
 fi
 if has race; then
   # Racecheck's hazard reports (blocks, threads, kind) of the batch-variant wgmma kernel, on
