@@ -31,9 +31,7 @@ KernelBuildOutcome build_one(const KernelBuilder& builder, const KernelKey& key)
 }
 
 void count(BuildCounts* counts, const KernelBuildOutcome& outcome) {
-  int& n = !outcome.status    ? counts->failed
-           : outcome.compiled ? counts->compiled
-                              : counts->cached;
+  int& n = !outcome.status ? counts->failed : outcome.compiled ? counts->compiled : counts->cached;
   ++n;
 }
 
@@ -42,9 +40,11 @@ void count(BuildCounts* counts, const KernelBuildOutcome& outcome) {
 [[noreturn]] void run_worker(const CubinStore::Options& store_options, const Logger& log,
                              const std::vector<KernelKey>& keys, std::atomic<size_t>* next,
                              int fd) {
-  // The store's own warnings (a file it degrades from) the parent has printed already.
-  const Logger quiet(SMLA_LOG_ERROR);
-  const std::unique_ptr<CubinStore> store = CubinStore::open(store_options, quiet);
+  // The warnings of opening the store (a file it degrades from) the parent has printed already;
+  // what the store says afterwards (a cubin that failed its check) only this worker can.
+  Logger store_log(SMLA_LOG_ERROR);
+  std::unique_ptr<CubinStore> store = CubinStore::open(store_options, store_log);
+  store_log.set_level(log.level());
   const KernelBuilder builder(*store, log);
   for (size_t i = (*next)++; i < keys.size(); i = (*next)++) {
     const KernelBuildOutcome o = build_one(builder, keys[i]);
@@ -59,10 +59,16 @@ void count(BuildCounts* counts, const KernelBuildOutcome& outcome) {
     for (size_t written = 0; written < line.size();) {
       const ssize_t n = write(fd, line.data() + written, line.size() - written);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) _exit(3);
+      if (n <= 0) {
+        store.reset();
+        _exit(3);  // the parent is gone
+      }
       written += static_cast<size_t>(n);
     }
   }
+  // Closed here: the last connection to close folds the write-ahead log into the file, which a
+  // reader that may not write (one that opens it immutable) needs.
+  store.reset();
   _exit(0);  // no destructors of the parent's state in the child
 }
 
@@ -91,9 +97,9 @@ int64_t ParallelBuildReport::cubin_bytes() const {
   return bytes;
 }
 
-ParallelBuildReport build_in_parallel(const CubinStore::Options& store_options,
-                                      const Logger& log, const std::vector<KernelKey>& keys,
-                                      int jobs, const BuildProgressFn& progress) {
+ParallelBuildReport build_in_parallel(const CubinStore::Options& store_options, const Logger& log,
+                                      const std::vector<KernelKey>& keys, int jobs,
+                                      const BuildProgressFn& progress) {
   const auto start = std::chrono::steady_clock::now();
   ParallelBuildReport report;
   report.counts.total = static_cast<int>(keys.size());
@@ -147,8 +153,8 @@ ParallelBuildReport build_in_parallel(const CubinStore::Options& store_options,
       if (poll(polls.data(), polls.size(), -1) < 0 && errno != EINTR) break;
       for (Worker& w : pool) {
         if (w.fd < 0) continue;
-        const auto ready = std::find_if(polls.begin(), polls.end(),
-                                        [&](const pollfd& p) { return p.fd == w.fd; });
+        const auto ready =
+            std::find_if(polls.begin(), polls.end(), [&](const pollfd& p) { return p.fd == w.fd; });
         if (ready == polls.end() || ready->revents == 0) continue;
         char buffer[4096];
         const ssize_t n = read(w.fd, buffer, sizeof buffer);
