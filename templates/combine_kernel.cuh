@@ -31,8 +31,7 @@ struct CombineTotal {
 // round trip to L2 per batch (combine_shape). An item with max -inf wrote no values: those
 // loads read stale workspace bytes, which the fold never uses (fold_state keeps the total).
 // The folds stay in segment order. Without prefix items the item count and slots are
-// constants, as they were before prefix items (a runtime count measured 2% slower at one row
-// of 16 heads: 10.38 against 10.16 us).
+// constants (a runtime count is 2% slower at one row of 16 heads: 10.38 against 10.16 us).
 // A prefix item's total seeds the row's total as it is: folding it into the empty total,
 // fma(+0, 0, T), would turn a total of exactly -0 into +0 where the whole-row CTA carries -0 on.
 // An empty prefix (max -inf) wrote no values and seeds nothing.
@@ -120,9 +119,8 @@ SMLA_DEVICE void combine_row_head(const smla::DecodeParams& p) {
 }
 
 // NOTE: plain splits and prefix calls (DecodeParams::prefix_segments > 1) launch kernels of
-// their own, so a plain split runs the code it ran before prefix items: one kernel choosing
-// between both folds at run time made a batch-variant 1-row call of 16 heads 3% slower on an
-// H100 (8.33 against 8.09 us).
+// their own: one kernel choosing between both folds at run time makes a 1-row call of 16 heads
+// 3% slower on an H100 (8.33 against 8.09 us).
 extern "C" __global__ void __launch_bounds__(kCombine.threads)
     smla_combine(const __grid_constant__ smla::DecodeParams p) {
   combine_row_head<false>(p);

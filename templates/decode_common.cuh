@@ -24,8 +24,8 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kRopeDim0 = 448;  // the packed layout's bf16 rope dims start here
 constexpr int kHeadGroups = (kNumHeads + kHeadsPerCta - 1) / kHeadsPerCta;
 // NOTE: 4 threads copy an entry (9 chunks each for the packed layout): fewer threads than the
-// CTA's share the per-entry address arithmetic, and the other warps skip gathering. (8 threads,
-// every warp gathering a share, measured 1-4% slower at 16 heads.)
+// CTA's share the per-entry address arithmetic, and the other warps skip gathering (8 threads,
+// every warp gathering a share: 1-4% slower at 16 heads).
 constexpr int kThreadsPerEntry = 4;
 constexpr int kGatherThreads = kThreadsPerEntry * kTileEntries;
 constexpr int kCopiesPerThread = (kGeo.chunks_per_entry + kThreadsPerEntry - 1) / kThreadsPerEntry;
@@ -412,12 +412,8 @@ SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
   return __fmul_rn(p.sink[head], kLog2e);
 }
 
-// NOTE: within a segment the probabilities are exp2(score - m) for a running reference m that
-// is raised only when a score exceeds it by more than kLazyMargin (log2 units), so P <= 2^15
-// (f16, bf16 and the fp32 sums hold it) and most tiles need neither the per-head maxima nor a
-// rescale: one barrier and ~100 instructions per warp less. The first tile of a segment always
-// sets m to its exact maximum.
-constexpr float kLazyMargin = 15.0f;
+// Whether a CTA may walk several segments (whole rows, prefix items), folding each into a total.
+constexpr bool kFolds = kGeo.segments > 1;
 
 // The work of one CTA, head group fastest, so the CTAs that read the same entries run side by
 // side. Whole-row mode: one CTA a row. Split mode cuts each row into items: item 0 is the row's
@@ -426,9 +422,9 @@ constexpr float kLazyMargin = 15.0f;
 // whole-row CTA whatever the cut. With prefix items the grid has a row of CTAs per item
 // (blockIdx.y = k), so that items 0, the longest, come first; without, CTA (row, k, head group)
 // along x.
-// NOTE: prefix calls take k from the grid, with no division by the runtime row count. The
-// prefix path still costs plain splits a little: a batch-variant 1-row call of 16 heads took
-// 8.12 us on an H100 against 7.97 before prefix items (7.97-8.00 with no prefix path here).
+// NOTE: prefix calls take k from the grid, with no division by the runtime row count; the
+// prefix path costs plain splits ~2% (a 1-row call of 16 heads on an H100: 8.12 against 7.97 us
+// without it).
 struct WorkItem {
   i64 item;  // the CTA's index, in split mode its partial's slot
   int row, head_group, begin, end, length0, length1;

@@ -10,8 +10,8 @@ namespace decode {
 // ---- scores ---------------------------------------------------------------------------------
 
 // Score accumulators: with one n tile, even and odd k-steps accumulate apart, so that two
-// independent MMA chains hide the MMA latency. (Measured on the H200: 4 chains at 8 heads are
-// no faster; 2 chains at 16 heads are 1-4% slower.) The 8-head CTAs of a wider problem's narrow
+// independent MMA chains hide the MMA latency (H200: 4 chains at 8 heads are no faster, 2 chains
+// at 16 heads 1-4% slower). The 8-head CTAs of a wider problem's narrow
 // split keep one chain: their scores must be the bits of its 16-head CTAs.
 constexpr int kScoreChains = kNTiles == 1 && kNumHeads <= 8 ? 2 : 1;
 struct ScoreChains {

@@ -9,7 +9,6 @@ namespace decode {
 
 // ---- folds and the value product ----------------------------------------------------------------
 
-constexpr bool kFolds = kGeo.segments > 1;
 // NOTE: the fp8 layouts keep the folded total (whole rows, prefix items) in shared memory
 // (kGeo.total_offset): it is touched once per segment, and its registers are what the fp8
 // conversions need.
