@@ -82,10 +82,14 @@ class CubinStore {
     int lease_poll_ms = 20;
   };
 
-  // Never fails: a file that cannot be opened, created or written degrades to memory-only with
-  // one warning through `log` (the logger must outlive the store). Thread-safe. Like any SQLite
+  // Never fails. A file this user may not write is read as a read-only layer over memory (new
+  // kernels stay in memory); a file that cannot be opened, created or read degrades to
+  // memory-only. Either way with one warning through `log` (the logger must outlive the store),
+  // and `file_status` (optional) says whether the file is in use (OK, read-write or read-only)
+  // or why not (a damaged file's message names the remedy). Thread-safe. Like any SQLite
   // connection, a store must not be used across fork(): open one in the child.
-  static std::unique_ptr<CubinStore> open(const Options& options, const Logger& log);
+  static std::unique_ptr<CubinStore> open(const Options& options, const Logger& log,
+                                          Status* file_status = nullptr);
   virtual ~CubinStore() = default;
 
   virtual bool persistent() const = 0;
@@ -104,12 +108,15 @@ class CubinStore {
   virtual Status get_or_compile(const KernelEntry& entry, const CompileFn& compile,
                                 std::vector<uint8_t>* cubin, bool* compiled = nullptr) = 0;
 
-  virtual std::vector<KernelEntry> list() = 0;
-  virtual StoreStats stats() = 0;
+  // The maintenance calls fail when the file fails under them (a damaged file names the remedy);
+  // the store is memory-only from then on, as after any failure of the file.
+  virtual Status list(std::vector<KernelEntry>* entries) = 0;
+  virtual Status stats(StoreStats* stats) = 0;
   virtual VerifyReport verify() = 0;  // checks every blob; deletes none
   // Removes entries whose fingerprint is not `current_fingerprint` (when non-empty), then evicts
   // least-recently-used entries until the cubins total at most max_bytes (< 0: no size bound).
-  virtual GcReport gc(int64_t max_bytes, const std::string& current_fingerprint) = 0;
+  virtual Status gc(int64_t max_bytes, const std::string& current_fingerprint,
+                    GcReport* report) = 0;
 
   virtual Status put_tuning(const TuningRow& row) = 0;
   virtual std::optional<TuningRow> find_tuning(uint64_t problem_id, int batch_bucket,

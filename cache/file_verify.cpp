@@ -29,12 +29,6 @@ Status check_pages(SqliteDb& db, const std::string& label_prefix, VerifyReport* 
   }
 }
 
-// SQLite's verdict that the bytes are not a sound database, as opposed to an access problem.
-bool is_damage(int sqlite_code) {
-  const int primary = sqlite_code & 0xff;
-  return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT;
-}
-
 // What a writer changes in the file itself (a WAL writer's log beside it does not change what
 // the file holds until a checkpoint writes it back). Compared before and after an immutable read.
 struct FileState {
@@ -58,20 +52,23 @@ FileState file_state(const std::string& path) {
 }
 
 // The checks of an open file; a failure to read is damage or an error by SQLite's code.
-Status check_open_file(SqliteDb& db, VerifyReport* report) {
+Status check_open_file(SqliteDb& db, VerifyScope scope, VerifyReport* report) {
   SchemaState state;
   Status status = read_schema_state(db, &state);
   const bool cache = status && state.version == kSchemaVersion;
   const bool empty = status && state.version == 0 && !state.foreign;  // nothing written yet
-  if (cache) status = verify_database(db, "", report);
+  if (cache) {
+    status = scope == VerifyScope::kPages ? check_pages(db, "", report)
+                                          : verify_database(db, "", report);
+  }
   // A lost or damaged meta row also looks like another program's file or a version that is
   // none: pages first (unless SQLite already found damage).
-  if (!cache && !empty && (status || !is_damage(db.last_failure()))) {
+  if (!cache && !empty && (status || !db.damaged())) {
     const Status pages = check_pages(db, "", report);
     if (!pages) status = pages;  // a failure of the pages explains more than the version's
   }
   if (!status) {
-    if (is_damage(db.last_failure())) {
+    if (db.damaged()) {
       report->bad.push_back("database: " + status.message());
       return ok_status();
     }
@@ -95,7 +92,7 @@ Status check_open_file(SqliteDb& db, VerifyReport* report) {
 // apply (SQLite keeps a log until the last connection closes, so this includes a file that a
 // process which wrote it holds open), and a file that changed during the read is not judged
 // either (exit 2, with why).
-Status verify_protected_file(const std::string& path, VerifyReport* report) {
+Status verify_protected_file(const std::string& path, VerifyScope scope, VerifyReport* report) {
   const auto in_use = [&](const std::string& file) {
     return error(SMLA_ERR_CACHE,
                  "{} is being written, held open by a process that wrote it, or left by a "
@@ -110,7 +107,7 @@ Status verify_protected_file(const std::string& path, VerifyReport* report) {
   std::unique_ptr<SqliteDb> db;
   SMLA_TRY(SqliteDb::open_immutable(path, &db));
   VerifyReport read;
-  Status status = check_open_file(*db, &read);
+  Status status = check_open_file(*db, scope, &read);
   if (!(file_state(path) == before) || file_size_or_zero(path + "-journal") > 0 ||
       file_size_or_zero(path + "-wal") > 0) {
     return error(SMLA_ERR_CACHE, "{} changed while it was read; verify it again", path);
@@ -122,6 +119,13 @@ Status verify_protected_file(const std::string& path, VerifyReport* report) {
 }
 
 }  // namespace
+
+Status damaged_file_error(const std::string& path, const Status& what) {
+  return error(SMLA_ERR_CACHE,
+               "{} is damaged ({}): repair it with `smla cache verify --repair --cache {}` (as a "
+               "user who may write it), or remove it",
+               path, what.message(), path);
+}
 
 bool may_write_cache_file(const std::string& path) {
   struct stat info {};
@@ -137,19 +141,20 @@ Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyRepo
   return check_pages(db, label_prefix, report);
 }
 
-Status verify_cache_file(const std::string& path, int busy_timeout_ms, VerifyReport* report) {
+Status verify_cache_file(const std::string& path, int busy_timeout_ms, VerifyReport* report,
+                         VerifyScope scope) {
   // The real file: its directory and the journals beside it are what SQLite uses.
   std::error_code ec;
   const std::filesystem::path real = std::filesystem::canonical(path, ec);
   const std::string file = ec ? path : real.string();
-  if (!may_write_cache_file(file)) return verify_protected_file(file, report);
+  if (!may_write_cache_file(file)) return verify_protected_file(file, scope, report);
   // As any connection (so SQLite's -wal and -shm come and go as usual), but query_only. Like
   // any connection it completes a dead writer's transaction (a checkpoint, a rollback).
   std::unique_ptr<SqliteDb> db;
   SMLA_TRY(SqliteDb::open(file, SQLITE_OPEN_READWRITE, &db));
   db->set_busy_timeout(busy_timeout_ms);
   SMLA_TRY(db->exec("PRAGMA query_only = 1"));
-  return check_open_file(*db, report);
+  return check_open_file(*db, scope, report);
 }
 
 }  // namespace smla

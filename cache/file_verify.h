@@ -14,16 +14,25 @@ namespace smla {
 // status is a failure to read the file at all.
 Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyReport* report);
 
+// The failure to report for a file SQLite found damaged (`what`, see SqliteDb::damaged): it
+// names the file and the remedy, so that every reader of a damaged cache says the same.
+Status damaged_file_error(const std::string& path, const Status& what);
+
 // Whether this user may open the cache file at `path` as a writer: it may write the file and
 // its directory, and the file is not write-protected (root may write anything, but SQLite's
 // -wal and -shm of a 0444 file would take its bits and lock out its owner later).
 bool may_write_cache_file(const std::string& path);
+
+// What verify_cache_file checks: every cubin against its xxh64 and the pages (`smla cache
+// verify`), or only SQLite's pages (a quick test for damage before reading a file's listing).
+enum class VerifyScope { kCubinsAndPages, kPages };
 
 // Verifies the file at `path` without changing its content, waiting up to `busy_timeout_ms`
 // behind a writer. Bytes SQLite finds are not a sound database are damage (reported as such); a
 // file that cannot be read (permissions, a directory, I/O, a write in progress that only a
 // writer can complete) or is not a cache of this schema version is an error. A file this user
 // may not write is read without creating any file beside it.
-Status verify_cache_file(const std::string& path, int busy_timeout_ms, VerifyReport* report);
+Status verify_cache_file(const std::string& path, int busy_timeout_ms, VerifyReport* report,
+                         VerifyScope scope = VerifyScope::kCubinsAndPages);
 
 }  // namespace smla

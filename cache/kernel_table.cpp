@@ -1,6 +1,7 @@
 #include "cache/kernel_table.h"
 
 #define XXH_INLINE_ALL
+#include <fmt/format.h>
 #include <xxhash.h>
 
 #include <utility>
@@ -11,16 +12,41 @@ uint64_t cubin_xxh64(const std::vector<uint8_t>& cubin) {
   return XXH64(cubin.data(), cubin.size(), 0);
 }
 
+namespace {
+
+constexpr const char* kEntryColumns =
+    "id, key_text, arch, fingerprint, compile_ms, cubin_bytes, created, last_used, hits";
+
+// The columns of kEntryColumns from `first` on.
+KernelEntry entry_of(const SqliteStatement& row, int first, const std::string& origin) {
+  KernelEntry entry;
+  entry.id = from_sql(row.column_int64(first));
+  entry.key_text = row.column_text(first + 1);
+  entry.arch = row.column_text(first + 2);
+  entry.fingerprint = row.column_text(first + 3);
+  entry.compile_ms = row.column_double(first + 4);
+  entry.cubin_bytes = row.column_int64(first + 5);
+  entry.created = row.column_int64(first + 6);
+  entry.last_used = row.column_int64(first + 7);
+  entry.hits = row.column_int64(first + 8);
+  entry.origin = origin;
+  return entry;
+}
+
+}  // namespace
+
 Status KernelTable::read(uint64_t id, CubinRead* read) {
   SqliteStatement select;
-  SMLA_TRY(db_.prepare("SELECT cubin, cubin_xxh64, key_text FROM kernels WHERE id = ?", &select));
+  SMLA_TRY(db_.prepare(
+      fmt::format("SELECT cubin, cubin_xxh64, {} FROM kernels WHERE id = ?", kEntryColumns).c_str(),
+      &select));
   select.bind(1, to_sql(id));
   bool has_row = false;
   SMLA_TRY(select.step(&has_row));
   *read = CubinRead();
   if (!has_row) return ok_status();
   read->cubin = select.column_blob(0);
-  read->key_text = select.column_text(2);
+  read->entry = entry_of(select, 2, "");
   if (cubin_xxh64(read->cubin) == from_sql(select.column_int64(1))) {
     read->result = CubinRead::Result::kGood;
   } else {
@@ -58,6 +84,27 @@ Status KernelTable::store(const KernelEntry& entry, const std::vector<uint8_t>& 
   return upsert.run();
 }
 
+Status KernelTable::restore(const CubinRead& read) {
+  const KernelEntry& e = read.entry;
+  SqliteStatement insert;
+  SMLA_TRY(db_.prepare(
+      "INSERT INTO kernels (id, key_text, arch, fingerprint, cubin, cubin_xxh64, compile_ms, "
+      "cubin_bytes, created, last_used, hits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      &insert));
+  return insert.bind(1, to_sql(e.id))
+      .bind(2, e.key_text)
+      .bind(3, e.arch)
+      .bind(4, e.fingerprint)
+      .bind_blob(5, read.cubin)
+      .bind(6, to_sql(cubin_xxh64(read.cubin)))
+      .bind(7, e.compile_ms)
+      .bind(8, static_cast<int64_t>(read.cubin.size()))
+      .bind(9, e.created)
+      .bind(10, e.last_used)
+      .bind(11, e.hits)
+      .run();
+}
+
 Status KernelTable::delete_if_corrupt(uint64_t id) {
   CubinRead again;
   SMLA_TRY(read(id, &again));
@@ -76,25 +123,25 @@ Status KernelTable::touch(uint64_t id, int64_t now) {
 Status KernelTable::list(const std::string& origin, std::vector<KernelEntry>* entries) {
   SqliteStatement select;
   SMLA_TRY(db_.prepare(
-      "SELECT id, key_text, arch, fingerprint, compile_ms, cubin_bytes, created, last_used, hits "
-      "FROM kernels ORDER BY key_text",
+      fmt::format("SELECT {} FROM kernels ORDER BY key_text", kEntryColumns).c_str(), &select));
+  for (;;) {
+    bool has_row = false;
+    SMLA_TRY(select.step(&has_row));
+    if (!has_row) return ok_status();
+    entries->push_back(entry_of(select, 0, origin));
+  }
+}
+
+Status KernelTable::ids(bool descending, std::vector<uint64_t>* ids) {
+  SqliteStatement select;
+  SMLA_TRY(db_.prepare(
+      descending ? "SELECT id FROM kernels ORDER BY id DESC" : "SELECT id FROM kernels ORDER BY id",
       &select));
   for (;;) {
     bool has_row = false;
     SMLA_TRY(select.step(&has_row));
     if (!has_row) return ok_status();
-    KernelEntry entry;
-    entry.id = from_sql(select.column_int64(0));
-    entry.key_text = select.column_text(1);
-    entry.arch = select.column_text(2);
-    entry.fingerprint = select.column_text(3);
-    entry.compile_ms = select.column_double(4);
-    entry.cubin_bytes = select.column_int64(5);
-    entry.created = select.column_int64(6);
-    entry.last_used = select.column_int64(7);
-    entry.hits = select.column_int64(8);
-    entry.origin = origin;
-    entries->push_back(std::move(entry));
+    ids->push_back(from_sql(select.column_int64(0)));
   }
 }
 

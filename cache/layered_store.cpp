@@ -10,38 +10,43 @@
 
 namespace smla {
 
-Status LayeredCubinStore::open_system_cache(const std::string& path, int busy_timeout_ms,
-                                            std::unique_ptr<SqliteDb>* system) {
+Status LayeredCubinStore::open_read_only(const std::string& path, int busy_timeout_ms,
+                                         std::unique_ptr<SqliteDb>* read_only) {
   std::unique_ptr<SqliteDb> db;
   // NOTE: immutable, because a shipped cache sits in a read-only directory, where SQLite
   // cannot create the -shm file a reader of a WAL-mode file (what cache build writes) needs.
   SMLA_TRY(SqliteDb::open_immutable(path, &db));
   db->set_busy_timeout(busy_timeout_ms);
   SchemaState state;
-  SMLA_TRY(read_schema_state(*db, &state));
+  const Status read = read_schema_state(*db, &state);
+  if (!read) return db->damaged() ? damaged_file_error(path, read) : read;
   if (state.version != kSchemaVersion) {
-    return error(SMLA_ERR_CACHE, "its schema version is {}, this build reads {}", state.version,
-                 kSchemaVersion);
+    return error(SMLA_ERR_CACHE, "{} has schema version {}, this build reads {}", path,
+                 state.version, kSchemaVersion);
   }
-  *system = std::move(db);
+  *read_only = std::move(db);
   return ok_status();
 }
 
-Status LayeredCubinStore::system_cache_stats(const std::string& path, int busy_timeout_ms,
-                                             StoreStats* stats) {
+Status LayeredCubinStore::read_only_stats(const std::string& path, int busy_timeout_ms,
+                                          StoreStats* stats) {
   std::unique_ptr<SqliteDb> db;
-  SMLA_TRY(open_system_cache(path, busy_timeout_ms, &db));
+  SMLA_TRY(open_read_only(path, busy_timeout_ms, &db));
   *stats = StoreStats();
-  SMLA_TRY(KernelTable(*db).totals(&stats->kernels, &stats->cubin_bytes, &stats->hits));
-  SMLA_TRY(TuningTable(*db).count(&stats->tuning_rows));
+  Status status = KernelTable(*db).totals(&stats->kernels, &stats->cubin_bytes, &stats->hits);
+  if (status) status = TuningTable(*db).count(&stats->tuning_rows);
+  if (!status) return db->damaged() ? damaged_file_error(path, status) : status;
   stats->file_bytes = file_size_or_zero(path);
   stats->path = path;
   return ok_status();
 }
 
-void LayeredCubinStore::drop_system_locked(const Status& why) {
-  log_.warn("system cache {}: {}; no longer consulted", system_->path(), why.message());
+Status LayeredCubinStore::drop_system_locked(const Status& failure) {
+  const std::string path = system_->path();
+  const Status why = system_->damaged() ? damaged_file_error(path, failure) : failure;
+  log_.warn("{} {}: {}; no longer consulted", name_, path, why.message());
   system_.reset();
+  return why;
 }
 
 std::optional<std::vector<uint8_t>> LayeredCubinStore::find_in_system(uint64_t id) {
@@ -55,8 +60,8 @@ std::optional<std::vector<uint8_t>> LayeredCubinStore::find_in_system(uint64_t i
   }
   if (read.result == CubinRead::Result::kCorrupt) {
     // Read-only: the entry stays; the user cache gets a good copy instead.
-    log_.warn("system cache {}: the cubin of {} failed its xxh64 check; using the user cache",
-              system_->path(), read.key_text);
+    log_.warn("{} {}: the cubin of {} failed its xxh64 check; compiling it again", name_,
+              system_->path(), read.entry.key_text);
     bad_system_ids_.insert(id);
   }
   if (read.result != CubinRead::Result::kGood) return std::nullopt;
@@ -78,28 +83,30 @@ Status LayeredCubinStore::get_or_compile(const KernelEntry& entry, const Compile
   return user_->get_or_compile(entry, compile, cubin, compiled);
 }
 
-std::vector<KernelEntry> LayeredCubinStore::list() {
-  std::vector<KernelEntry> entries;
+Status LayeredCubinStore::list(std::vector<KernelEntry>* entries) {
+  entries->clear();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (system_ != nullptr) {
-      Status status = KernelTable(*system_).list("system", &entries);
-      if (!status) drop_system_locked(status);
+      Status status = KernelTable(*system_).list(origin_, entries);
+      if (!status) return drop_system_locked(status);
     }
   }
-  std::vector<KernelEntry> user_entries = user_->list();
-  entries.insert(entries.end(), user_entries.begin(), user_entries.end());
-  return entries;
+  std::vector<KernelEntry> user_entries;
+  SMLA_TRY(user_->list(&user_entries));
+  entries->insert(entries->end(), user_entries.begin(), user_entries.end());
+  return ok_status();
 }
 
 VerifyReport LayeredCubinStore::verify() {
   VerifyReport report = user_->verify();
   std::lock_guard<std::mutex> lock(mutex_);
   if (system_ != nullptr) {
-    Status status = verify_database(*system_, "system: ", &report);
+    // The user's own file reads as `smla cache verify` of it; a system cache's lines say so.
+    const std::string label = origin_ == "user" ? "" : origin_ + ": ";
+    Status status = verify_database(*system_, label, &report);
     if (!status) {
-      report.bad.push_back("system: database: " + status.message());
-      drop_system_locked(status);
+      report.bad.push_back(label + "database: " + drop_system_locked(status).message());
     }
   }
   return report;

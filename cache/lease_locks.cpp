@@ -64,8 +64,8 @@ void create_side_file(const std::string& path, const std::string& cache_file) {
     close(fd);
   };
   std::random_device random;
-  const std::string temporary =
-      fmt::format("{}.{:08x}{:08x}.tmp", path, random(), random());  // pids repeat across containers
+  const std::string temporary = fmt::format("{}.{:08x}{:08x}.tmp", path, random(),
+                                            random());  // pids repeat across containers
   const int fd = open(temporary.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return;
   set_owner_and_mode(fd);

@@ -61,13 +61,13 @@ Status MemoryCubinStore::get_or_compile(const KernelEntry& entry, const CompileF
   return status;
 }
 
-std::vector<KernelEntry> MemoryCubinStore::list() {
+Status MemoryCubinStore::list(std::vector<KernelEntry>* entries) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<KernelEntry> entries;
-  for (const auto& [id, kernel] : kernels_) entries.push_back(kernel.entry);
-  std::sort(entries.begin(), entries.end(),
+  entries->clear();
+  for (const auto& [id, kernel] : kernels_) entries->push_back(kernel.entry);
+  std::sort(entries->begin(), entries->end(),
             [](const KernelEntry& a, const KernelEntry& b) { return a.key_text < b.key_text; });
-  return entries;
+  return ok_status();
 }
 
 int64_t MemoryCubinStore::cubin_bytes_locked() const {
@@ -76,14 +76,14 @@ int64_t MemoryCubinStore::cubin_bytes_locked() const {
   return bytes;
 }
 
-StoreStats MemoryCubinStore::stats() {
+Status MemoryCubinStore::stats(StoreStats* stats) {
   std::lock_guard<std::mutex> lock(mutex_);
-  StoreStats stats;
-  stats.kernels = static_cast<int64_t>(kernels_.size());
-  stats.cubin_bytes = cubin_bytes_locked();
-  stats.tuning_rows = static_cast<int64_t>(tuning_.size());
-  for (const auto& [id, kernel] : kernels_) stats.hits += kernel.entry.hits;
-  return stats;
+  *stats = StoreStats();
+  stats->kernels = static_cast<int64_t>(kernels_.size());
+  stats->cubin_bytes = cubin_bytes_locked();
+  stats->tuning_rows = static_cast<int64_t>(tuning_.size());
+  for (const auto& [id, kernel] : kernels_) stats->hits += kernel.entry.hits;
+  return ok_status();
 }
 
 VerifyReport MemoryCubinStore::verify() {
@@ -94,9 +94,11 @@ VerifyReport MemoryCubinStore::verify() {
   return report;
 }
 
-GcReport MemoryCubinStore::gc(int64_t max_bytes, const std::string& current_fingerprint) {
+Status MemoryCubinStore::gc(int64_t max_bytes, const std::string& current_fingerprint,
+                            GcReport* gc_report) {
   std::lock_guard<std::mutex> lock(mutex_);
-  GcReport report;
+  GcReport& report = *gc_report;
+  report = GcReport();
   report.bytes_before = cubin_bytes_locked();
   if (!current_fingerprint.empty()) {
     for (auto it = kernels_.begin(); it != kernels_.end();) {
@@ -121,7 +123,7 @@ GcReport MemoryCubinStore::gc(int64_t max_bytes, const std::string& current_fing
     }
   }
   report.bytes_after = cubin_bytes_locked();
-  return report;
+  return ok_status();
 }
 
 Status MemoryCubinStore::put_tuning(const TuningRow& row) {

@@ -24,10 +24,10 @@ class MemoryCubinStore final : public CubinStore {
   Status get_or_compile(const KernelEntry& entry, const CompileFn& compile,
                         std::vector<uint8_t>* cubin, bool* compiled = nullptr) override;
 
-  std::vector<KernelEntry> list() override;
-  StoreStats stats() override;
+  Status list(std::vector<KernelEntry>* entries) override;
+  Status stats(StoreStats* stats) override;
   VerifyReport verify() override;
-  GcReport gc(int64_t max_bytes, const std::string& current_fingerprint) override;
+  Status gc(int64_t max_bytes, const std::string& current_fingerprint, GcReport* report) override;
 
   Status put_tuning(const TuningRow& row) override;
   std::optional<TuningRow> find_tuning(uint64_t problem_id, int batch_bucket,

@@ -95,7 +95,8 @@ Status refuse_unless_ours(const SchemaState& state) {
   if (state.foreign) {
     return Status(SMLA_ERR_CACHE,
                   "it is an SQLite database of another program (tables, but not smla's); left "
-                  "untouched");
+                  "untouched (if it was smla's cache, another database's -wal file beside it made "
+                  "it so: remove both)");
   }
   return ok_status();
 }

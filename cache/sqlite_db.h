@@ -77,6 +77,12 @@ class SqliteDb {
   // The extended result code of this connection's last failure (SQLITE_OK before any); kept
   // across the calls that follow it, such as a transaction's ROLLBACK.
   int last_failure() const { return last_failure_; }
+  // Whether the last failure is SQLite's verdict that the bytes are not a sound database
+  // (damage), as opposed to an access problem such as a lock or a permission.
+  bool damaged() const {
+    const int primary = last_failure_ & 0xff;
+    return primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT;
+  }
   bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
   // True when SQLite opened the file read-only (it does so silently for a write-protected file).
   bool read_only() const { return sqlite3_db_readonly(db_, "main") == 1; }

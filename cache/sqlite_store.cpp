@@ -52,11 +52,12 @@ Status SqliteCubinStore::open(const Options& options, const Logger& log,
   if (db->read_only()) return error(SMLA_ERR_CACHE, "the file is read-only");
   db->set_busy_timeout(options.busy_timeout_ms);
   // Before anything writes: a newer file or another program's database is left as it is.
-  SMLA_TRY(migrate_schema(*db));
-  SMLA_TRY(db->switch_to_wal(options.busy_timeout_ms));
+  Status status = migrate_schema(*db);
+  if (status) status = db->switch_to_wal(options.busy_timeout_ms);
   // In WAL mode NORMAL cannot corrupt the file; a power cut may lose the last few kernels,
   // which are recompiled.
-  SMLA_TRY(db->exec("PRAGMA synchronous = NORMAL"));
+  if (status) status = db->exec("PRAGMA synchronous = NORMAL");
+  if (!status) return db->damaged() ? damaged_file_error(options.path, status) : status;
   auto lease_locks = std::make_unique<LeaseLocks>(options.path);
   if (!lease_locks->can_lock()) {
     log.warn(
@@ -78,7 +79,8 @@ std::string SqliteCubinStore::path() const {
   return db_ != nullptr ? options_.path : std::string();
 }
 
-void SqliteCubinStore::degrade_locked(const Status& why) {
+Status SqliteCubinStore::degrade_locked(const Status& failure) {
+  const Status why = db_->damaged() ? damaged_file_error(options_.path, failure) : failure;
   log_.warn("cache {}: {}; keeping kernels in memory only from now on", options_.path,
             why.message());
   // Leases this process holds would make other processes wait for a cubin that never comes.
@@ -86,6 +88,7 @@ void SqliteCubinStore::degrade_locked(const Status& why) {
   with_write_transaction(*db_, [&] { return leases_locked().release_all(); });
   db_.reset();
   lease_locks_.reset();
+  return why;
 }
 
 LeaseTable SqliteCubinStore::leases_locked() {
@@ -113,7 +116,7 @@ std::optional<std::vector<uint8_t>> SqliteCubinStore::find_locked(uint64_t id) {
       return std::nullopt;
     case CubinRead::Result::kCorrupt:
       log_.warn("cache {}: the cubin of {} failed its xxh64 check; deleted, it will be rebuilt",
-                options_.path, read.key_text);
+                options_.path, read.entry.key_text);
       status = with_write_transaction(*db_, [&] { return kernels.delete_if_corrupt(id); });
       if (!status) degrade_locked(status);
       return std::nullopt;
@@ -212,38 +215,35 @@ Status SqliteCubinStore::compile_under_lease(const KernelEntry& entry, const Com
   return ok_status();
 }
 
-std::vector<KernelEntry> SqliteCubinStore::list() {
+Status SqliteCubinStore::list(std::vector<KernelEntry>* entries) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (db_ != nullptr) {
-      std::vector<KernelEntry> entries;
-      Status status = KernelTable(*db_).list("user", &entries);
-      if (status) return entries;
-      degrade_locked(status);
+      entries->clear();
+      Status status = KernelTable(*db_).list("user", entries);
+      return status ? status : degrade_locked(status);
     }
   }
-  return memory_.list();
+  return memory_.list(entries);
 }
 
-StoreStats SqliteCubinStore::stats() {
+Status SqliteCubinStore::stats(StoreStats* stats) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (db_ != nullptr) {
-      StoreStats stats;
-      Status status = KernelTable(*db_).totals(&stats.kernels, &stats.cubin_bytes, &stats.hits);
-      if (status) status = TuningTable(*db_).count(&stats.tuning_rows);
-      if (status) {
-        // What the cache occupies on disk: the database and its write-ahead log.
-        stats.file_bytes =
-            file_size_or_zero(options_.path) + file_size_or_zero(options_.path + "-wal");
-        stats.persistent = true;
-        stats.path = options_.path;
-        return stats;
-      }
-      degrade_locked(status);
+      *stats = StoreStats();
+      Status status = KernelTable(*db_).totals(&stats->kernels, &stats->cubin_bytes, &stats->hits);
+      if (status) status = TuningTable(*db_).count(&stats->tuning_rows);
+      if (!status) return degrade_locked(status);
+      // What the cache occupies on disk: the database and its write-ahead log.
+      stats->file_bytes =
+          file_size_or_zero(options_.path) + file_size_or_zero(options_.path + "-wal");
+      stats->persistent = true;
+      stats->path = options_.path;
+      return status;
     }
   }
-  return memory_.stats();
+  return memory_.stats(stats);
 }
 
 VerifyReport SqliteCubinStore::verify() {
@@ -253,19 +253,20 @@ VerifyReport SqliteCubinStore::verify() {
       VerifyReport report;
       Status status = verify_database(*db_, "", &report);
       if (status) return report;
-      report.bad.push_back("database: " + status.message());
-      degrade_locked(status);
+      report.bad.push_back("database: " + degrade_locked(status).message());
       return report;
     }
   }
   return memory_.verify();
 }
 
-GcReport SqliteCubinStore::gc(int64_t max_bytes, const std::string& current_fingerprint) {
+Status SqliteCubinStore::gc(int64_t max_bytes, const std::string& current_fingerprint,
+                            GcReport* gc_report) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (db_ != nullptr) {
-      GcReport report;
+      GcReport& report = *gc_report;
+      report = GcReport();
       KernelTable kernels(*db_);
       Status status = with_write_transaction(*db_, [&]() -> Status {
         int64_t count = 0;
@@ -290,11 +291,10 @@ GcReport SqliteCubinStore::gc(int64_t max_bytes, const std::string& current_fing
             with_write_transaction(*db_, [&] { return db_->exec("PRAGMA incremental_vacuum"); });
         if (status) db_->exec("PRAGMA wal_checkpoint(TRUNCATE)");
       }
-      if (status) return report;
-      degrade_locked(status);
+      return status ? status : degrade_locked(status);
     }
   }
-  return memory_.gc(max_bytes, current_fingerprint);
+  return memory_.gc(max_bytes, current_fingerprint, gc_report);
 }
 
 Status SqliteCubinStore::put_tuning(const TuningRow& row) {

@@ -33,10 +33,10 @@ class SqliteCubinStore final : public CubinStore {
   Status get_or_compile(const KernelEntry& entry, const CompileFn& compile,
                         std::vector<uint8_t>* cubin, bool* compiled = nullptr) override;
 
-  std::vector<KernelEntry> list() override;
-  StoreStats stats() override;
+  Status list(std::vector<KernelEntry>* entries) override;
+  Status stats(StoreStats* stats) override;
   VerifyReport verify() override;
-  GcReport gc(int64_t max_bytes, const std::string& current_fingerprint) override;
+  Status gc(int64_t max_bytes, const std::string& current_fingerprint, GcReport* report) override;
 
   Status put_tuning(const TuningRow& row) override;
   std::optional<TuningRow> find_tuning(uint64_t problem_id, int batch_bucket,
@@ -61,11 +61,11 @@ class SqliteCubinStore final : public CubinStore {
   void touch_locked(uint64_t id);
   LeaseTable leases_locked();
   // Requires mutex_: warns once, gives up this process's leases and closes the file; the store
-  // is memory-only from then on.
-  void degrade_locked(const Status& why);
+  // is memory-only from then on. Returns `why` as reported (with the remedy if it is damage).
+  Status degrade_locked(const Status& why);
 
   mutable std::mutex mutex_;  // one connection: multi-statement transactions must not interleave
-  std::unique_ptr<SqliteDb> db_;  // null once the file failed
+  std::unique_ptr<SqliteDb> db_;             // null once the file failed
   std::unique_ptr<LeaseLocks> lease_locks_;  // this store's leases; null once the file failed
   const Options options_;
   const Logger& log_;

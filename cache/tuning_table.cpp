@@ -62,4 +62,28 @@ Status TuningTable::count(int64_t* rows) {
   return ok_status();
 }
 
+Status TuningTable::list(std::vector<TuningRow>* rows) {
+  SqliteStatement select;
+  SMLA_TRY(db_.prepare(
+      "SELECT problem_id, batch_bucket, device_name, sm_count, driver_version, config_text, "
+      "measured_us, baseline_us, created FROM tuning",
+      &select));
+  for (;;) {
+    bool has_row = false;
+    SMLA_TRY(select.step(&has_row));
+    if (!has_row) return ok_status();
+    TuningRow row;
+    row.problem_id = from_sql(select.column_int64(0));
+    row.batch_bucket = static_cast<int>(select.column_int64(1));
+    row.device_name = select.column_text(2);
+    row.sm_count = static_cast<int>(select.column_int64(3));
+    row.driver_version = static_cast<int>(select.column_int64(4));
+    row.config_text = select.column_text(5);
+    row.measured_us = select.column_double(6);
+    row.baseline_us = select.column_double(7);
+    row.created = select.column_int64(8);
+    rows->push_back(std::move(row));
+  }
+}
+
 }  // namespace smla

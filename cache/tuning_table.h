@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cache/cubin_store.h"
 #include "cache/sqlite_db.h"
@@ -20,6 +21,8 @@ class TuningTable {
   Status find(uint64_t problem_id, int batch_bucket, const std::string& device_name, int sm_count,
               int driver_version, std::optional<TuningRow>* row);
   Status count(int64_t* rows);
+  // Every row, appended as far as the scan gets (a scan that fails keeps the rows before it).
+  Status list(std::vector<TuningRow>* rows);
 
  private:
   SqliteDb& db_;

@@ -30,6 +30,8 @@ struct Deployment {
 // entries), and the least one can be.
 inline constexpr int kDefaultMaxContext = 131072;
 inline constexpr int kMinMaxContext = 128;
+// The deployment a command means when none is named (`scripts/setup.sh run` prewarms it).
+inline constexpr const char* kDefaultDeployment = "dsv4-flash-tp8";
 
 // "dsv4-flash-tp1|2|4|8", "dsv4-pro-tp1|2|4|8"; max_context 0 means kDefaultMaxContext.
 std::vector<std::string> preset_names();

@@ -1,10 +1,13 @@
 #include "runtime/context.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <optional>
 
 #include "codegen/launch_params.h"
+#include "codegen/names.h"
 #include "runtime/validate.h"
 
 namespace smla {
@@ -35,6 +38,30 @@ class ScopedCurrentContext {
   Status status_;
   bool pushed_ = false;
 };
+
+// A kernel missing where compiling is forbidden, with the command that prepares it: the
+// problem in a deployment file's fields, the arch, and the cache file this context reads.
+Status with_build_hint(const Status& missing, const smla_problem& p, const ArchSpec& arch,
+                       const std::string& cache_path) {
+  std::string sources;
+  for (int s = 0; s < p.num_sources; ++s) {
+    sources += fmt::format("{}{{\"page_size\": {}, \"width\": {}}}", s > 0 ? ", " : "",
+                           p.sources[s].page_size, p.sources[s].width);
+  }
+  const std::string cache = cache_path.empty()
+                                ? "FILE, then set SMLA_CACHE=FILE (this context's cache is "
+                                  "memory only)"
+                                : cache_path;
+  return error(SMLA_ERR_NOT_READY,
+               "{}; prepare it beforehand with `smla cache build --deployment DEPLOYMENT.json "
+               "--arch {} --cache {}`, the deployment holding this problem: {{\"heads\": {}, "
+               "\"q_dtype\": \"{}\", \"kv_layout\": \"{}\", \"has_sink\": {}, \"want_lse\": "
+               "{}, \"q_lens\": [{}], \"layers\": [{{\"name\": \"layer\", \"sources\": [{}]}}]}} "
+               "(or a preset that has it: `smla plan --preset NAME --arch {}` lists its kernels)",
+               missing.message(), arch.name, cache, p.num_heads, dtype_name(p.q_dtype),
+               layout_name(p.kv_layout), p.has_sink ? "true" : "false",
+               p.want_lse ? "true" : "false", p.q_len, sources, arch.name);
+}
 
 }  // namespace
 
@@ -246,7 +273,8 @@ Status Context::prepare_locked(const smla_problem& problem, bool allow_compile,
   }
   if (!status) {
     unload(prepared.get());
-    return status;
+    if (status.code() != SMLA_ERR_NOT_READY) return status;
+    return with_build_hint(status, problem, *arch_, settings_.store.path);
   }
   std::unique_lock<std::shared_mutex> lock(prepared_mutex_);
   auto inserted = prepared_.emplace(problem_key(problem), std::move(prepared));

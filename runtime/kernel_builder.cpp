@@ -15,7 +15,9 @@ Status KernelBuilder::build(const KernelKey& key, bool allow_compile, BuildResul
   if (!allow_compile) {
     std::optional<std::vector<uint8_t>> cubin = store_.find(entry.id);
     if (!cubin) {
-      return error(SMLA_ERR_NOT_READY, "kernel {} is not prepared and compiling is not allowed now",
+      return error(SMLA_ERR_NOT_READY,
+                   "kernel {} is not in the cache and compiling is not allowed now (SMLA_JIT=0 "
+                   "or options.jit = 0, or a capturing stream)",
                    entry.key_text);
     }
     result->cubin = std::move(*cubin);

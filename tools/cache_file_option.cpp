@@ -4,11 +4,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <system_error>
 
 #include "cache/file_verify.h"
-#include "cache/layered_store.h"
-#include "cache/memory_store.h"
 
 namespace smla::tools {
 
@@ -25,45 +24,69 @@ std::string CacheFileOption::path() const {
   return default_cache_path();
 }
 
-std::unique_ptr<CubinStore> CacheFileOption::open(const Logger& log) const {
+std::unique_ptr<CubinStore> CacheFileOption::open(const Logger& log, Status* file_status) const {
   CubinStore::Options options;
   options.path = path();
-  return CubinStore::open(options, log);
+  return CubinStore::open(options, log, file_status);
 }
 
 namespace {
 
-// After the store's warning, which says why.
-void print_not_usable(const char* command, const std::string& file) {
-  fmt::print(stderr, "smla cache {}: {} is not usable (the cache is memory only)\n", command, file);
+void print_not_usable(const char* command, const Status& why) {
+  fmt::print(stderr, "smla cache {}: {}\n", command, why.message());
+}
+
+// The first line of what SQLite found (quick_check lists every bad page, under a heading line).
+std::string first_finding(const std::string& finding) {
+  std::istringstream lines(finding);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("database: ", 0) == 0) line.erase(0, 10);  // the report's label
+    if (!line.empty() && line.rfind("***", 0) != 0) return line;
+  }
+  return finding;
+}
+
+// The store of `file`, whose opening warns nothing: the command says why it cannot use the file
+// itself, once. What the store says later goes to `log` as usual.
+std::unique_ptr<CubinStore> open_quietly(const std::string& file, Logger& log,
+                                         Status* file_status) {
+  CubinStore::Options options;
+  options.path = file;
+  const smla_log_level level = log.level();
+  log.set_level(SMLA_LOG_ERROR);
+  std::unique_ptr<CubinStore> store = CubinStore::open(options, log, file_status);
+  log.set_level(level);
+  return store;
 }
 
 }  // namespace
 
-std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command,
-                                                           const Logger& log) const {
+std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command, Logger& log) const {
   const std::string file = path();
   std::error_code ec;
   if (!file.empty() && !std::filesystem::exists(file, ec)) {
     log.warn("cache {}: no such file (nothing is created; the cache is empty)", file);
     return CubinStore::open(CubinStore::Options(), log);
   }
-  if (read_only()) {
-    // Read as a system cache is: immutable, over an empty memory store.
-    std::unique_ptr<SqliteDb> db;
-    const Status opened =
-        LayeredCubinStore::open_system_cache(file, CubinStore::Options().busy_timeout_ms, &db);
-    if (opened) {
-      return std::make_unique<LayeredCubinStore>(std::move(db),
-                                                 std::make_unique<MemoryCubinStore>(), log);
-    }
-    log.warn("cache {}: {}", file, opened.message());
-  } else {
-    std::unique_ptr<CubinStore> store = open(log);
-    if (file.empty() || store->persistent()) return store;
-  }
-  print_not_usable(command, file);
+  Status file_status = damage();
+  std::unique_ptr<CubinStore> store;
+  if (file_status) store = open_quietly(file, log, &file_status);
+  if (file_status) return store;
+  print_not_usable(command, file_status);
   return nullptr;
+}
+
+Status CacheFileOption::damage() const {
+  const std::string file = path();
+  std::error_code ec;
+  if (file.empty() || !std::filesystem::exists(file, ec)) return ok_status();
+  VerifyReport report;
+  // A file that cannot be checked at all is left to the store, which says why it cannot use it.
+  const Status checked =
+      verify_cache_file(file, CubinStore::Options().busy_timeout_ms, &report, VerifyScope::kPages);
+  if (!checked || report.clean()) return ok_status();
+  return damaged_file_error(file, Status(SMLA_ERR_CACHE, first_finding(report.bad.front())));
 }
 
 bool CacheFileOption::read_only() const {
@@ -81,13 +104,17 @@ std::string CacheFileOption::existing_file(const char* command) const {
   return "";
 }
 
-std::unique_ptr<CubinStore> CacheFileOption::open_usable(const char* command,
-                                                         const Logger& log) const {
+std::unique_ptr<CubinStore> CacheFileOption::open_usable(const char* command, Logger& log) const {
   const std::string file = existing_file(command);
   if (file.empty()) return nullptr;
-  std::unique_ptr<CubinStore> store = open(log);
-  if (store->persistent()) return store;
-  print_not_usable(command, file);
+  Status file_status = damage();
+  std::unique_ptr<CubinStore> store;
+  if (file_status) store = open_quietly(file, log, &file_status);
+  if (file_status && store->persistent()) return store;
+  print_not_usable(
+      command, file_status ? error(SMLA_ERR_CACHE, "{}: this user may not write it, which {} needs",
+                                   file, command)
+                           : file_status);
   return nullptr;
 }
 

@@ -1,5 +1,7 @@
 // `smla cache build`: compiles every kernel a deployment can use, for named architectures, in
-// parallel, into the cache, so that serving never compiles. Needs no GPU.
+// parallel, into the cache, so that serving never compiles. Needs no GPU. Exit 1 when a kernel
+// failed, or when kernels it compiled could not be kept in the cache file (read-only, damaged,
+// full) unless --memory-ok says a dry run is meant; `--cache ""` is a dry run by definition.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/file_verify.h"
 #include "deployments/deployment.h"
 #include "deployments/json_text.h"
 #include "support/environment.h"
@@ -31,12 +34,20 @@ constexpr int kErrorLinesShown = 12;
 struct BuildOptions {
   std::string preset;
   std::string deployment_file;
-  std::vector<std::string> archs;  // empty: the local GPU's, or sm_100a,sm_103a without one
+  std::vector<std::string> archs;  // empty: the local GPU's, or every arch of the table
   int jobs = 0;                    // 0: one per hardware thread
   int max_context = 0;             // 0: kDefaultMaxContext (presets only)
   bool json = false;
+  bool memory_ok = false;
   CacheFileOption cache;
 };
+
+// Every arch of the arch table: a machine without a GPU prepares for any deployment target.
+std::vector<std::string> all_archs() {
+  std::vector<std::string> names;
+  for (const ArchSpec& arch : arch_table()) names.push_back(arch.name);
+  return names;
+}
 
 Status deployment_of(const BuildOptions& o, Deployment* deployment) {
   // --deployment takes a file or a preset's name (docs/design.md), --preset only a preset's.
@@ -64,8 +75,14 @@ std::string first_lines(const std::string& text, int count) {
   return result;
 }
 
+// What became of the cache file: the path asked for, and whether every kernel built is in it.
+struct CacheOutcome {
+  std::string path;
+  bool persistent = false;
+};
+
 void print_summary(const std::string& deployment, const std::vector<std::string>& archs,
-                   const ParallelBuildReport& report, const CubinStore& store, bool json) {
+                   const ParallelBuildReport& report, const CacheOutcome& cache, bool json) {
   const BuildCounts& c = report.counts;
   if (json) {
     nlohmann::json failures = nlohmann::json::array();
@@ -74,8 +91,8 @@ void print_summary(const std::string& deployment, const std::vector<std::string>
     }
     const nlohmann::json out = {{"deployment", deployment},
                                 {"archs", archs},
-                                {"cache", store.path()},
-                                {"persistent", store.persistent()},
+                                {"cache", cache.path},
+                                {"persistent", cache.persistent},
                                 {"kernels", c.total},
                                 {"compiled", c.compiled},
                                 {"cached", c.cached},
@@ -93,7 +110,22 @@ void print_summary(const std::string& deployment, const std::vector<std::string>
   const std::string median =
       c.compiled > 0 ? fmt::format("median compile {:.0f} ms, ", report.median_compile_ms()) : "";
   fmt::print("{}cubins {}, cache {}\n", median, size_text(report.cubin_bytes()),
-             store.persistent() ? store.path() : "in memory only (nothing was kept)");
+             cache.persistent     ? cache.path
+             : cache.path.empty() ? "in memory only (nothing was kept)"
+                                  : fmt::format("{} (but {} kernels are in memory only: not kept)",
+                                                cache.path, report.not_kept()));
+}
+
+// Why kernels built were not kept in `path`, and what to do about it.
+std::string not_kept_message(const std::string& path, const Status& file_status, int not_kept) {
+  const std::string why = !file_status ? file_status.message()
+                          : may_write_cache_file(path)
+                              ? "the file failed while building (see the warnings above)"
+                              : fmt::format("this user may not write {} (or its directory)", path);
+  return fmt::format(
+      "{} kernels were compiled but not kept in the cache: {}. Build as a user who may write "
+      "it, or pass --cache a file this user may write; --memory-ok accepts a dry run",
+      not_kept, why);
 }
 
 int run_build(const BuildOptions& o) {
@@ -101,7 +133,7 @@ int run_build(const BuildOptions& o) {
   std::vector<const ArchSpec*> archs;
   std::vector<KernelKey> keys;
   Status status = deployment_of(o, &deployment);
-  if (status) status = resolve_archs(o.archs, {"sm_100a", "sm_103a"}, &archs);
+  if (status) status = resolve_archs(o.archs, all_archs(), &archs);
   if (status && o.jobs < 0) {
     status = error(SMLA_ERR_INVALID_ARGUMENT,
                    "--jobs {}: must be >= 1 (0: one per hardware thread)", o.jobs);
@@ -112,10 +144,14 @@ int run_build(const BuildOptions& o) {
   }
   Logger log;
   apply_log_environment(&log);
-  const std::unique_ptr<CubinStore> store = o.cache.open(log);
-  // The workers open the same file, or (where this store could not keep it) compile in memory.
+  Status file_status;
+  std::unique_ptr<CubinStore> store = o.cache.open(log, &file_status);
+  // The workers open the same file (read-only too: what it holds is found there), or (where
+  // this store could not use it) compile in memory.
   CubinStore::Options workers_store;
-  if (store->persistent()) workers_store.path = o.cache.path();
+  if (file_status) workers_store.path = o.cache.path();
+  // The workers' connections are the file's users now (the last to close folds its log in).
+  store.reset();
   ParallelBuildReport report;
   {
     ProgressLine progress;
@@ -128,8 +164,16 @@ int run_build(const BuildOptions& o) {
                  first_lines(k.status.message(), kErrorLinesShown));
     }
   }
-  print_summary(deployment.name, arch_list(archs), report, *store, o.json);
-  return report.counts.failed == 0 ? 0 : kExitFailed;
+  CacheOutcome cache{o.cache.path(), false};
+  cache.persistent = !cache.path.empty() && report.not_kept() == 0;
+  print_summary(deployment.name, arch_list(archs), report, cache, o.json);
+  if (report.counts.failed > 0) return kExitFailed;
+  if (!cache.persistent && !cache.path.empty() && !o.memory_ok) {
+    fmt::print(stderr, "smla cache build: {}\n",
+               not_kept_message(cache.path, file_status, report.not_kept()));
+    return kExitFailed;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -145,7 +189,7 @@ void add_cache_build_command(CLI::App& cache, int* exit_code) {
   c->add_option("--deployment", o->deployment_file, "a deployment JSON file or a preset's name")
       ->excludes(preset);
   add_list_option(*c, "--arch", &o->archs,
-                  fmt::format("targets: {} (default: the local GPU's, or sm_100a,sm_103a "
+                  fmt::format("targets: {} (default: the local GPU's, or all of them "
                               "without one)",
                               arch_names()));
   c->add_option("--jobs", o->jobs,
@@ -155,6 +199,8 @@ void add_cache_build_command(CLI::App& cache, int* exit_code) {
                 "default 131072)")
       ->check(CLI::Range(kMinMaxContext, INT_MAX));
   c->add_flag("--json", o->json, "JSON summary");
+  c->add_flag("--memory-ok", o->memory_ok,
+              "a dry run: exit 0 even if the kernels cannot be kept in the cache file");
   o->cache.add_to(*c);
   c->callback([o, exit_code] { *exit_code = run_build(*o); });
 }

@@ -44,6 +44,11 @@ int run_export(const ExportOptions& o) {
   if (o.cache.existing_file("export").empty()) return kExitUsage;
   const std::unique_ptr<CubinStore> store = o.cache.open_existing("export", log);
   if (store == nullptr) return kExitUsage;
+  std::vector<KernelEntry> entries;
+  if (const Status listed = store->list(&entries); !listed) {
+    fmt::print(stderr, "smla cache export: {}\n", listed.message());
+    return kExitUsage;
+  }
   std::error_code ec;
   std::filesystem::create_directories(o.dir, ec);
   if (ec) {
@@ -54,7 +59,7 @@ int run_export(const ExportOptions& o) {
   int exported = 0;
   int failed = 0;
   int64_t bytes = 0;
-  for (const KernelEntry& e : store->list()) {
+  for (const KernelEntry& e : entries) {
     if (!o.archs.empty() && std::find(o.archs.begin(), o.archs.end(), e.arch) == o.archs.end()) {
       continue;
     }

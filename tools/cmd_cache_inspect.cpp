@@ -35,7 +35,11 @@ int run_ls(const InspectOptions& o) {
   apply_log_environment(&log);
   const std::unique_ptr<CubinStore> store = o.cache.open_existing("ls", log);
   if (store == nullptr) return kExitUsage;
-  const std::vector<KernelEntry> entries = store->list();
+  std::vector<KernelEntry> entries;
+  if (const Status listed = store->list(&entries); !listed) {
+    fmt::print(stderr, "smla cache ls: {}\n", listed.message());
+    return kExitUsage;
+  }
   if (o.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const KernelEntry& e : entries) {
@@ -69,17 +73,24 @@ int run_stats(const InspectOptions& o) {
   Logger log;
   apply_log_environment(&log);
   StoreStats s;
+  if (const Status damage = o.cache.damage(); !damage) {
+    fmt::print(stderr, "smla cache stats: {}\n", damage.message());
+    return kExitUsage;
+  }
   if (o.cache.read_only()) {
-    const Status read = LayeredCubinStore::system_cache_stats(
+    const Status read = LayeredCubinStore::read_only_stats(
         o.cache.path(), CubinStore::Options().busy_timeout_ms, &s);
     if (!read) {
-      fmt::print(stderr, "smla cache stats: {}: {}\n", o.cache.path(), read.message());
+      fmt::print(stderr, "smla cache stats: {}\n", read.message());
       return kExitUsage;
     }
   } else {
     const std::unique_ptr<CubinStore> store = o.cache.open_existing("stats", log);
     if (store == nullptr) return kExitUsage;
-    s = store->stats();
+    if (const Status read = store->stats(&s); !read) {
+      fmt::print(stderr, "smla cache stats: {}\n", read.message());
+      return kExitUsage;
+    }
   }
   if (o.json) {
     const nlohmann::json out = {{"kernels", s.kernels},         {"cubin_bytes", s.cubin_bytes},

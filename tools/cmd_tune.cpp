@@ -71,6 +71,9 @@ int list_candidates(const TuneCommand& o,
 
 int run_tune(TuneCommand o) {
   o.tune.batch_variant = o.batch_variant;
+  if (o.list && o.problems.deployment.empty() && o.problems.sources.empty()) {
+    o.problems.deployment = kDefaultDeployment;
+  }
   std::vector<std::pair<std::string, smla_problem>> problems;
   Status status = distinct_problems(o, &problems);
   if (!status) return report_failure("tune", status.message(), o.json, exit_status_of(status));
@@ -97,8 +100,15 @@ int run_tune(TuneCommand o) {
   std::unique_ptr<DeviceSession> device;
   if (status = DeviceSession::open(0, &device); !status) return fail(status.message(), kExitFailed);
   device.reset();
-  const std::unique_ptr<CubinStore> store = CubinStore::open(store_options, log);
-  if (!store->persistent()) return fail(memory_only, kExitUsage);  // the file could not be used
+  Status file_status;
+  const std::unique_ptr<CubinStore> store = CubinStore::open(store_options, log, &file_status);
+  if (!store->persistent()) {
+    return fail(file_status
+                    ? fmt::format("this user may not write {}, so tuning rows would be lost",
+                                  store_options.path)
+                    : file_status.message(),
+                kExitUsage);
+  }
   nlohmann::json out = nlohmann::json::array();
   if (!o.json) {
     fmt::print("{:<44} {:>6} {:>11} {:>11} {:>6}  {}\n", "problem", "rows", "heuristic", "best",
@@ -159,7 +169,10 @@ void add_tune_command(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(1, 1000000));
   c->add_option("--pool-gb", o->tune.bench.pool_gb, "KV pool per source in GB")
       ->check(kFinite & CLI::Range(0.01, 64.0));
-  CLI::Option* list = c->add_flag("--list", o->list, "print the candidates and exit (no GPU)");
+  CLI::Option* list =
+      c->add_flag("--list", o->list,
+                  fmt::format("print the candidates and exit (no GPU; default problems: {})",
+                              kDefaultDeployment));
   // Tuning measures the local GPU: a target architecture means something to --list only.
   c->add_option("--arch", o->arch, fmt::format("with --list: the target ({})", arch_names()))
       ->needs(list);

@@ -19,12 +19,16 @@
 namespace smla::tools {
 namespace {
 
-KernelBuildOutcome build_one(const KernelBuilder& builder, const KernelKey& key) {
+KernelBuildOutcome build_one(const CubinStore& store, const KernelBuilder& builder,
+                             const KernelKey& key) {
   KernelBuildOutcome outcome;
   outcome.key_text = key.text();
   BuildResult built;
   outcome.status = builder.build(key, /*allow_compile=*/true, &built);
   outcome.compiled = outcome.status && built.compiled;
+  // A store that is not persistent (now) kept what it compiled in memory; what it found without
+  // compiling came from a file (a read-only one), since each key is built once.
+  outcome.kept = outcome.status && (store.persistent() || !built.compiled);
   outcome.compile_ms = built.compile_ms;
   outcome.cubin_bytes = static_cast<int64_t>(built.cubin.size());
   return outcome;
@@ -47,11 +51,12 @@ void count(BuildCounts* counts, const KernelBuildOutcome& outcome) {
   store_log.set_level(log.level());
   const KernelBuilder builder(*store, log);
   for (size_t i = (*next)++; i < keys.size(); i = (*next)++) {
-    const KernelBuildOutcome o = build_one(builder, keys[i]);
+    const KernelBuildOutcome o = build_one(*store, builder, keys[i]);
     std::string line = nlohmann::json{{"index", i},
                                       {"code", static_cast<int>(o.status.code())},
                                       {"message", o.status.message()},
                                       {"compiled", o.compiled},
+                                      {"kept", o.kept},
                                       {"compile_ms", o.compile_ms},
                                       {"cubin_bytes", o.cubin_bytes}}
                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
@@ -91,6 +96,12 @@ double ParallelBuildReport::median_compile_ms() const {
   return ms.size() % 2 == 1 ? ms[mid] : (ms[mid - 1] + ms[mid]) / 2;
 }
 
+int ParallelBuildReport::not_kept() const {
+  int count = 0;
+  for (const KernelBuildOutcome& k : kernels) count += k.status && !k.kept ? 1 : 0;
+  return count;
+}
+
 int64_t ParallelBuildReport::cubin_bytes() const {
   int64_t bytes = 0;
   for (const KernelBuildOutcome& k : kernels) bytes += k.cubin_bytes;
@@ -119,7 +130,7 @@ ParallelBuildReport build_in_parallel(const CubinStore::Options& store_options, 
   if (workers <= 1) {
     const std::unique_ptr<CubinStore> store = CubinStore::open(store_options, log);
     const KernelBuilder builder(*store, log);
-    for (size_t i = 0; i < keys.size(); ++i) take(i, build_one(builder, keys[i]));
+    for (size_t i = 0; i < keys.size(); ++i) take(i, build_one(*store, builder, keys[i]));
   } else {
     // The next key to build, shared by the workers (an atomic in memory they all map).
     void* shared = mmap(nullptr, sizeof(std::atomic<size_t>), PROT_READ | PROT_WRITE,
@@ -179,6 +190,7 @@ ParallelBuildReport build_in_parallel(const CubinStore::Options& store_options, 
                                ? ok_status()
                                : Status(static_cast<smla_status>(code), line.value("message", ""));
           outcome.compiled = line.value("compiled", false);
+          outcome.kept = line.value("kept", false);
           outcome.compile_ms = line.value("compile_ms", 0.0);
           outcome.cubin_bytes = line.value("cubin_bytes", int64_t{0});
           take(i, std::move(outcome));
@@ -214,7 +226,7 @@ ParallelBuildReport build_in_parallel(const CubinStore::Options& store_options, 
         store = CubinStore::open(store_options, log);
         builder = std::make_unique<KernelBuilder>(*store, log);
       }
-      take(i, build_one(*builder, keys[i]));
+      take(i, build_one(*store, *builder, keys[i]));
     }
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

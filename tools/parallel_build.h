@@ -28,6 +28,7 @@ struct KernelBuildOutcome {
   std::string key_text;
   Status status;
   bool compiled = false;  // this process ran NVRTC for it
+  bool kept = false;      // its cubin is in the cache file (not only in a process's memory)
   double compile_ms = 0;
   int64_t cubin_bytes = 0;
 };
@@ -39,6 +40,7 @@ struct ParallelBuildReport {
 
   double median_compile_ms() const;  // of the kernels compiled here; 0 when none
   int64_t cubin_bytes() const;       // of every kernel built
+  int not_kept() const;              // kernels built that are not in the cache file
 };
 
 // Called with the counts so far before the first kernel and after each; calls never overlap.
@@ -47,8 +49,8 @@ using BuildProgressFn = std::function<void(const BuildCounts&)>;
 // Each worker opens the cache `store_options` names (a memory-only one: its own, discarded) and
 // builds every jobs-th key; with one job, or one key, this process builds them. `jobs` <= 0:
 // one worker per hardware thread. The calling process must not have compiled with NVRTC yet.
-ParallelBuildReport build_in_parallel(const CubinStore::Options& store_options,
-                                      const Logger& log, const std::vector<KernelKey>& keys,
-                                      int jobs, const BuildProgressFn& progress);
+ParallelBuildReport build_in_parallel(const CubinStore::Options& store_options, const Logger& log,
+                                      const std::vector<KernelKey>& keys, int jobs,
+                                      const BuildProgressFn& progress);
 
 }  // namespace smla::tools

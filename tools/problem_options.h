@@ -15,8 +15,8 @@
 namespace smla::tools {
 
 struct ProblemOptions {
-  std::string deployment;  // preset name or file
-  int max_context = 0;  // 0: kDefaultMaxContext (presets only)
+  std::string deployment;           // preset name or file
+  int max_context = 0;              // 0: kDefaultMaxContext (presets only)
   std::vector<std::string> layers;  // empty: every layer type
   std::string layout;               // packed | uniform | bf16
   std::string q_dtype;              // bf16 | fp8

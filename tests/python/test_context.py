@@ -68,7 +68,8 @@ def test_a_jit_forbidden_context_is_not_ready_for_an_unbuilt_kernel(tmp_path):
                       jit=False) as context:
         with pytest.raises(smla.NotReadyError) as raised:
             context.prepare(CSA, 16)
-        assert "not prepared" in str(raised.value)
+        assert "not in the cache" in str(raised.value)
+        assert "smla cache build --deployment" in str(raised.value)
 
 
 def test_problem_checks_its_names():

@@ -52,6 +52,7 @@ std::string cli_path() {
   const int err = open(err_path.c_str(), O_WRONLY | O_TRUNC);
   if (out < 0 || err < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
     _exit(126);
+  if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) _exit(126);
   unsetenv("SMLA_CACHE");
   unsetenv("SMLA_LOG");
   for (const auto& [name, value] : options.env) setenv(name.c_str(), value.c_str(), 1);

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "cpu/cache/cache_test_support.h"
+#include "support/store_reads.h"
 
 namespace smla::cache_test {
 namespace {
@@ -37,7 +38,7 @@ TEST(CubinStoreBusyLookup, HitWhileTheFileIsWriteLockedDoesNotWaitOrFail) {
   sqlite3_close(writer);
   // The lost hit stays lost; the next one is recorded.
   ASSERT_TRUE(store->find(test_entry(0).id).has_value());
-  EXPECT_EQ(store->list()[0].hits, 1);
+  EXPECT_EQ(test::listed(*store)[0].hits, 1);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // A file whose pages are damaged (not just a blob: SQLite's own structure) is reported by
-// verify() and, once a read fails on it, given up with one warning; calls still succeed.
+// verify() and, once a read fails on it, given up with one warning that names the remedy; calls
+// still succeed.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -53,6 +54,9 @@ TEST(CubinStoreDamagedFile, ZeroedPageIsReportedAndGivenUp) {
   EXPECT_EQ(report.bad[0].rfind("database: ", 0), 0u) << report.bad[0];
   EXPECT_NE(report.bad[0].find("malformed"), std::string::npos) << report.bad[0];
   EXPECT_EQ(count_warnings(warnings), 1) << warnings;
+  EXPECT_NE(warnings.find(path + " is damaged"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("smla cache verify --repair --cache " + path), std::string::npos)
+      << warnings;
   EXPECT_EQ(calls, 1);
   EXPECT_FALSE(store->persistent());
 }

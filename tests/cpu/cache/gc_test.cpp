@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu/cache/cache_test_support.h"
+#include "support/store_reads.h"
 
 namespace smla::cache_test {
 namespace {
@@ -35,16 +36,16 @@ TEST(CubinStoreGc, RemovesOtherFingerprintsThenLeastRecentlyUsed) {
     sql_exec(path, fmt::format("UPDATE kernels SET last_used = {} WHERE id = {}", last_used[index],
                                static_cast<int64_t>(test_entry(index).id)));
   }
-  int64_t file_bytes_before = store->stats().file_bytes;
+  int64_t file_bytes_before = test::stats_of(*store).file_bytes;
   {
-    GcReport report = store->gc(-1, "");  // no bound, no fingerprint: nothing to do
+    GcReport report = test::collected(*store, -1, "");  // no bound, no fingerprint: nothing to do
     EXPECT_EQ(report.removed, 0);
     EXPECT_EQ(report.bytes_before, 5 * kCubinBytes);
     EXPECT_EQ(report.bytes_after, 5 * kCubinBytes);
   }
   {
     // Room for two and a half: the fingerprint takes 0, then the oldest (1, then 3) go.
-    GcReport report = store->gc(5 * kCubinBytes / 2, "fp-new");
+    GcReport report = test::collected(*store, 5 * kCubinBytes / 2, "fp-new");
     EXPECT_EQ(report.removed, 3);
     EXPECT_EQ(report.bytes_before, 5 * kCubinBytes);
     EXPECT_EQ(report.bytes_after, 2 * kCubinBytes);
@@ -52,12 +53,12 @@ TEST(CubinStoreGc, RemovesOtherFingerprintsThenLeastRecentlyUsed) {
   EXPECT_EQ(sql_int(path, "SELECT count(*) FROM kernels"), 2);
   EXPECT_EQ(kernels_left(*store), (std::vector<int>{2, 4}));
   {
-    GcReport report = store->gc(0, "fp-new");
+    GcReport report = test::collected(*store, 0, "fp-new");
     EXPECT_EQ(report.removed, 2);
     EXPECT_EQ(report.bytes_after, 0);
   }
   // The freed pages went back to the file system.
-  EXPECT_LT(store->stats().file_bytes, file_bytes_before / 2);
+  EXPECT_LT(test::stats_of(*store).file_bytes, file_bytes_before / 2);
   EXPECT_TRUE(store->verify().clean());
 }
 
@@ -72,7 +73,7 @@ TEST(CubinStoreGc, MemoryStoreEvictsInOrderOfUse) {
   }
   // Use order, oldest first: 1, 3, 2, 4 (each find refreshes its kernel).
   for (int index : {1, 3, 2, 4}) ASSERT_TRUE(store->find(test_entry(index).id).has_value());
-  GcReport report = store->gc(5 * kCubinBytes / 2, "fp-new");
+  GcReport report = test::collected(*store, 5 * kCubinBytes / 2, "fp-new");
   EXPECT_EQ(report.removed, 3);
   EXPECT_EQ(report.bytes_before, 5 * kCubinBytes);
   EXPECT_EQ(report.bytes_after, 2 * kCubinBytes);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu/cache/cache_test_support.h"
+#include "support/store_reads.h"
 
 namespace smla::cache_test {
 namespace {
@@ -48,7 +49,7 @@ TEST(CubinStoreGetOrCompile, CompilesOnceThenServesTheStoredCubin) {
     EXPECT_EQ(*store->find(test_entry(0).id), test_cubin(0));
   }
   {
-    std::vector<KernelEntry> entries = store->list();
+    std::vector<KernelEntry> entries = test::listed(*store);
     ASSERT_EQ(entries.size(), 2u);
     const KernelEntry& first = entries[0];  // listed by key text
     EXPECT_EQ(first.id, test_entry(0).id);
@@ -62,7 +63,7 @@ TEST(CubinStoreGetOrCompile, CompilesOnceThenServesTheStoredCubin) {
     EXPECT_EQ(entries[1].cubin_bytes, 0);
   }
   {
-    StoreStats stats = store->stats();
+    StoreStats stats = test::stats_of(*store);
     EXPECT_EQ(stats.kernels, 2);
     EXPECT_EQ(stats.cubin_bytes, 4096);
     EXPECT_TRUE(stats.persistent);
@@ -86,7 +87,7 @@ TEST(CubinStoreGetOrCompile, ReturnsTheCompilerErrorAndStoresNothing) {
   EXPECT_EQ(status.message(), "nvrtc: boom");
   EXPECT_FALSE(compiled);
   EXPECT_FALSE(store->find(test_entry(0).id).has_value());
-  EXPECT_TRUE(store->list().empty());
+  EXPECT_TRUE(test::listed(*store).empty());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "cpu/cache/cache_test_support.h"
+#include "support/store_reads.h"
 
 namespace smla::cache_test {
 namespace {
@@ -18,7 +19,7 @@ TEST(CubinStoreHits, FindAndGetOrCompileRecordHitsAndLastUse) {
   ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin));
   ASSERT_TRUE(store->get_or_compile(test_entry(1), counting_compile(1, &calls), &cubin));
 
-  std::vector<KernelEntry> entries = store->list();
+  std::vector<KernelEntry> entries = test::listed(*store);
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].hits, 0);  // compiling is not a hit
   EXPECT_EQ(entries[0].last_used, entries[0].created);
@@ -30,13 +31,13 @@ TEST(CubinStoreHits, FindAndGetOrCompileRecordHitsAndLastUse) {
   ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin));
   EXPECT_EQ(calls, 2);
 
-  entries = store->list();
+  entries = test::listed(*store);
   int64_t now = std::time(nullptr);
   EXPECT_EQ(entries[0].hits, 3);
   EXPECT_GE(entries[0].last_used, now - 5);
   EXPECT_EQ(entries[1].hits, 0);
   EXPECT_EQ(entries[1].last_used, 1000);
-  EXPECT_EQ(store->stats().hits, 3);
+  EXPECT_EQ(test::stats_of(*store).hits, 3);
 }
 
 }  // namespace

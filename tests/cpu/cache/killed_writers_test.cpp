@@ -45,7 +45,8 @@ CompileFn slow_compile(int index) {
     row.config_text = "tile=64;";
     store->put_tuning(row);
     // Evictions keep the writers compiling and storing rather than only finding.
-    if (step % 10 == 9) store->gc(256 * 1024, "");
+    GcReport evicted;
+    if (step % 10 == 9) store->gc(256 * 1024, "", &evicted);
   }
 }
 

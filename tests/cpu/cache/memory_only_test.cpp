@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu/cache/cache_test_support.h"
+#include "support/store_reads.h"
 
 namespace smla::cache_test {
 namespace {
@@ -28,13 +29,13 @@ TEST(CubinStoreMemoryOnly, EmptyPathKeepsKernelsInProcess) {
 
   ASSERT_TRUE(store->find(test_entry(1).id).has_value());
   EXPECT_FALSE(store->find(test_entry(2).id).has_value());
-  std::vector<KernelEntry> entries = store->list();
+  std::vector<KernelEntry> entries = test::listed(*store);
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].origin, "memory");
   EXPECT_EQ(entries[0].hits, 2);  // two get_or_compile hits
   EXPECT_EQ(entries[1].hits, 3);  // and one find
 
-  StoreStats stats = store->stats();
+  StoreStats stats = test::stats_of(*store);
   EXPECT_EQ(stats.kernels, 2);
   EXPECT_EQ(stats.cubin_bytes, 2 * 4096);
   EXPECT_EQ(stats.hits, 5);

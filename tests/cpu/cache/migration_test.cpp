@@ -5,6 +5,7 @@
 
 #include "cache/schema.h"
 #include "cpu/cache/cache_test_support.h"
+#include "support/store_reads.h"
 
 namespace smla::cache_test {
 namespace {
@@ -37,7 +38,7 @@ TEST(CubinStoreMigration, NewAndEmptyFilesGetTheCurrentSchemaOnce) {
     std::unique_ptr<CubinStore> store = CubinStore::open(options_for(path), log);
     ASSERT_TRUE(store->persistent());
     check_current_schema(path);
-    EXPECT_EQ(store->list().size(), 1u);
+    EXPECT_EQ(test::listed(*store).size(), 1u);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "cache/schema.h"
 #include "cpu/cache/cache_test_support.h"
+#include "support/store_reads.h"
 
 namespace smla::cache_test {
 namespace {
@@ -36,7 +37,7 @@ TEST(CubinStoreNewerSchema, FileIsLeftUntouchedAndTheStoreIsMemoryOnly) {
     ASSERT_TRUE(store->get_or_compile(test_entry(0), counting_compile(0, &calls), &cubin));
   }
   ASSERT_TRUE(store->put_tuning(TuningRow()));
-  store->gc(0, "fp-other");
+  test::collected(*store, 0, "fp-other");
   std::string warnings = testing::internal::GetCapturedStderr();
   EXPECT_EQ(count_warnings(warnings), 1) << warnings;
   EXPECT_NE(warnings.find("newer"), std::string::npos) << warnings;

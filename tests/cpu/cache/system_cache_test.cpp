@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cpu/cache/cache_test_support.h"
+#include "support/store_reads.h"
 
 namespace smla::cache_test {
 namespace {
@@ -102,12 +103,12 @@ TEST(CubinStoreSystemCache, ConsultedFirstAndNeverWritten) {
     EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
     EXPECT_EQ(calls, 1);  // only kernel 2, which the system cache lacks
 
-    std::vector<KernelEntry> entries = store->list();
+    std::vector<KernelEntry> entries = test::listed(*store);
     ASSERT_EQ(entries.size(), 3u);
     EXPECT_EQ(entries[0].origin, "system");
     EXPECT_EQ(entries[1].origin, "system");
     EXPECT_EQ(entries[2].origin, user_path.empty() ? "memory" : "user");
-    EXPECT_EQ(store->stats().kernels, 1);  // stats describe the user cache
+    EXPECT_EQ(test::stats_of(*store).kernels, 1);  // stats describe the user cache
     EXPECT_TRUE(store->verify().clean());
     if (!user_path.empty()) {
       EXPECT_EQ(sql_int(user_path, "SELECT count(*) FROM kernels"), 1);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cpu/cache/cache_test_support.h"
+#include "support/store_reads.h"
 
 namespace smla::cache_test {
 namespace {
@@ -53,7 +54,7 @@ void check_tuning_rows(CubinStore& store) {
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->config_text, "tile=32;stages=3;warps=4;");
   EXPECT_DOUBLE_EQ(found->measured_us, 7.0);
-  EXPECT_EQ(store.stats().tuning_rows, 2);
+  EXPECT_EQ(test::stats_of(store).tuning_rows, 2);
 }
 
 TEST(CubinStoreTuning, ExactLookupAndReplacement) {

@@ -20,6 +20,7 @@
 #include "support/cleared_smla_environment.h"
 #include "support/scoped_env.h"
 #include "support/scratch.h"
+#include "support/store_reads.h"
 
 namespace smla::context_test {
 
@@ -65,7 +66,7 @@ inline std::set<std::string> cached_key_texts(const std::string& path) {
   CubinStore::Options options;
   options.path = path;
   std::set<std::string> texts;
-  for (const KernelEntry& entry : CubinStore::open(options, log)->list()) {
+  for (const KernelEntry& entry : test::listed(*CubinStore::open(options, log))) {
     texts.insert(entry.key_text);
   }
   return texts;

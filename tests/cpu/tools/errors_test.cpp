@@ -114,7 +114,9 @@ TEST(CacheErrors, NameTheProblem) {
       if (std::string(command) == "export") args.insert(args.end(), {"--dir", dir.file("out")});
       const CliResult result = run_cli(args);
       EXPECT_EQ(result.exit_code, 2) << command << "\n" << result.out << result.err;
-      EXPECT_NE(result.err.find("is not usable"), std::string::npos) << result.err;
+      EXPECT_NE(result.err.find(not_a_cache + " is damaged (sqlite: file is not a database"),
+                std::string::npos)
+          << result.err;
     }
   }
   {

@@ -1,6 +1,7 @@
 // `cache build` with a cache path in a directory the user cannot write (or in one it cannot
-// create) still succeeds, compiling in memory, with one warning, and creates nothing. As in
-// readonly_cache_test.cpp, the CLI runs as `nobody` so that permissions hold.
+// create) compiles in memory with one warning, creates nothing, and exits 1 naming the reason,
+// or 0 with --memory-ok (a dry run). As in readonly_cache_test.cpp, the CLI runs as `nobody` so
+// that permissions hold.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -11,7 +12,7 @@
 namespace smla::cli_test {
 namespace {
 
-TEST(CacheBuild, UnwritableDirectoryDegradesToMemoryWithOneWarning) {
+TEST(CacheBuild, UnwritableDirectoryFailsUnlessMemoryIsOk) {
   TempDir dir;
   const std::string deployment = write_small_deployment(dir, {"swa"});
   const std::string locked = dir.file("locked");
@@ -22,12 +23,20 @@ TEST(CacheBuild, UnwritableDirectoryDegradesToMemoryWithOneWarning) {
     const CliResult build = run_cli(
         {"cache", "build", "--deployment", deployment, "--arch", "sm_90a", "--json", "--cache", db},
         CliOptions{{}, /*as_nobody=*/true});
-    ASSERT_EQ(build.exit_code, 0) << build.err;
+    EXPECT_EQ(build.exit_code, 1) << build.err;
     const nlohmann::json summary = build.json();
     EXPECT_FALSE(summary.at("persistent").get<bool>());
+    EXPECT_EQ(summary.at("cache").get<std::string>(), db);
     EXPECT_EQ(summary.at("compiled").get<int>(), summary.at("kernels").get<int>());
     EXPECT_EQ(count_warnings(build.err), 1) << build.err;
+    EXPECT_NE(build.err.find("not kept in the cache: "), std::string::npos)
+        << build.err;
     EXPECT_TRUE(std::filesystem::is_empty(locked));
+    const CliResult dry_run =
+        run_cli({"cache", "build", "--deployment", deployment, "--arch", "sm_90a", "--memory-ok",
+                 "--cache", db},
+                CliOptions{{}, /*as_nobody=*/true});
+    EXPECT_EQ(dry_run.exit_code, 0) << dry_run.err;
   }
 }
 
