@@ -1,7 +1,5 @@
 #include "cache/file_repair.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <memory>
 #include <set>

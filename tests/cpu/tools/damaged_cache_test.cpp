@@ -104,6 +104,23 @@ TEST(DamagedCache, EveryReaderSaysSoAndRepairRecovers) {
         << repair.out;
   }
   {
+    SCOPED_TRACE("a damaged file this user may not write is not repaired");
+    const std::string db = dir.file("protected.sqlite");
+    std::filesystem::copy_file(good, db);
+    std::filesystem::resize_file(db, size / 2);
+    std::filesystem::permissions(db, std::filesystem::perms::owner_read |
+                                         std::filesystem::perms::group_read |
+                                         std::filesystem::perms::others_read);
+    const std::string before = read_file_bytes(db);
+    const CliResult repair =
+        run_cli({"cache", "verify", "--repair", "--cache", db}, CliOptions{{}, true});
+    EXPECT_EQ(repair.exit_code, 2) << repair.out << repair.err;
+    EXPECT_NE(repair.err.find("cannot repair " + db + ": this user may not write it"),
+              std::string::npos)
+        << repair.err;
+    EXPECT_EQ(read_file_bytes(db), before);
+  }
+  {
     SCOPED_TRACE("another database's -wal beside it");
     const std::string db = dir.file("wal.sqlite");
     std::filesystem::copy_file(good, db);
