@@ -92,7 +92,10 @@ typedef enum smla_log_level {
  * (with a warning at log level SMLA_LOG_WARN or above). */
 typedef struct smla_options {
   int device;                    /* CUDA device ordinal (default 0) */
-  const char* cache_path;        /* NULL: default path; "": memory only */
+  /* NULL: default path; "": memory only. A file this user may not write is read-only (its
+   * kernels are found, new ones stay in memory); one that cannot be used (damaged, another
+   * program's) leaves the context memory-only. Either way with one warning, never a failure. */
+  const char* cache_path;
   const char* system_cache_path; /* optional read-only cache consulted first; NULL: none */
   smla_jit_policy jit;           /* default SMLA_JIT_ALLOW */
   smla_log_level log_level;      /* default SMLA_LOG_WARN; messages go to stderr */
