@@ -6,7 +6,9 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <type_traits>
 
 #include "codegen/names.h"
@@ -49,24 +51,26 @@ LayerType with_compressed(const char* name, int heads, int page_size, int width)
   return layer;
 }
 
-// A deployment file names layouts and dtypes as kernel keys do (codegen/kernel_key.h).
-Status parse_layout(const std::string& text, smla_kv_layout* layout) {
+// A deployment file names layouts and dtypes as kernel keys do (codegen/kernel_key.h). `where`
+// names the field as every message of a file does: "file.json: kv_layout".
+Status parse_layout(const std::string& text, const std::string& where, smla_kv_layout* layout) {
   for (const smla_kv_layout l : {SMLA_KV_FP8_PACKED, SMLA_KV_FP8_UNIFORM, SMLA_KV_BF16}) {
     if (text != layout_name(l)) continue;
     *layout = l;
     return ok_status();
   }
-  return error(SMLA_ERR_INVALID_ARGUMENT,
-               "kv_layout \"{}\": expected fp8_packed, fp8_uniform or bf16", text);
+  return error(SMLA_ERR_INVALID_ARGUMENT, "{} = {}: expected fp8_packed, fp8_uniform or bf16",
+               where, json_text(nlohmann::json(text), -1));
 }
 
-Status parse_dtype(const std::string& text, smla_dtype* dtype) {
+Status parse_dtype(const std::string& text, const std::string& where, smla_dtype* dtype) {
   for (const smla_dtype d : {SMLA_BF16, SMLA_FP8_E4M3}) {
     if (text != dtype_name(d)) continue;
     *dtype = d;
     return ok_status();
   }
-  return error(SMLA_ERR_INVALID_ARGUMENT, "q_dtype \"{}\": expected bf16 or fp8_e4m3", text);
+  return error(SMLA_ERR_INVALID_ARGUMENT, "{} = {}: expected bf16 or fp8_e4m3", where,
+               json_text(nlohmann::json(text), -1));
 }
 
 }  // namespace
@@ -115,6 +119,11 @@ Status preset_deployment(const std::string& name, int max_context, Deployment* d
 namespace {
 
 using Json = nlohmann::json;
+
+// NOTE: a message shows a bad field's value, and printing a value recurses once per level it
+// nests: 10^5 nested arrays overflowed the stack. A valid file nests five levels (the file, its
+// layers, a layer, its sources, a source), so anything deeper is refused while parsing.
+constexpr int kMaxNesting = 16;
 
 // The keys of a deployment file, of a layer and of a source: anything else is a typo that would
 // otherwise fall back to a default unnoticed.
@@ -194,9 +203,9 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
   smla_dtype dtype = SMLA_BF16;
   SMLA_TRY(
       get_optional<std::string>(j, "kv_layout", "fp8_packed", field(path, "kv_layout"), &text));
-  SMLA_TRY(parse_layout(text, &layout));
+  SMLA_TRY(parse_layout(text, field(path, "kv_layout"), &layout));
   SMLA_TRY(get_optional<std::string>(j, "q_dtype", "bf16", field(path, "q_dtype"), &text));
-  SMLA_TRY(parse_dtype(text, &dtype));
+  SMLA_TRY(parse_dtype(text, field(path, "q_dtype"), &dtype));
   bool has_sink = true, want_lse = false;
   SMLA_TRY(get_optional(j, "has_sink", true, field(path, "has_sink"), &has_sink));
   SMLA_TRY(get_optional(j, "want_lse", false, field(path, "want_lse"), &want_lse));
@@ -249,15 +258,31 @@ Status load_deployment_file(const std::string& path, Deployment* deployment) {
     return error(SMLA_ERR_INVALID_ARGUMENT, "cannot open deployment file {}: {}", path,
                  std::filesystem::exists(path, ec) ? "not a regular file" : "no such file");
   }
-  std::ifstream file(path);
+  std::ifstream file(path, std::ios::binary);
   if (!file) return error(SMLA_ERR_INVALID_ARGUMENT, "cannot open deployment file {}", path);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) return error(SMLA_ERR_INVALID_ARGUMENT, "cannot read deployment file {}", path);
+  return parse_deployment_text(text, path, deployment);
+}
+
+Status parse_deployment_text(const std::string& text, const std::string& where,
+                             Deployment* deployment) {
+  const Json::parser_callback_t limit_nesting = [](int depth, Json::parse_event_t event, Json&) {
+    const bool opens =
+        event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start;
+    if (opens && depth >= kMaxNesting) {
+      throw std::length_error(
+          fmt::format("arrays and objects nest deeper than {} levels", kMaxNesting));
+    }
+    return true;
+  };
   Json j;
   try {
-    j = Json::parse(file);
+    j = Json::parse(text, limit_nesting);
   } catch (const std::exception& e) {
-    return error(SMLA_ERR_INVALID_ARGUMENT, "{}: {}", path, e.what());
+    return error(SMLA_ERR_INVALID_ARGUMENT, "{}: {}", where, e.what());
   }
-  return parse_deployment(j, path, deployment);
+  return parse_deployment(j, where, deployment);
 }
 
 Status resolve_deployment(const std::string& name_or_path, int max_context,

@@ -37,6 +37,9 @@ inline constexpr const char* kDefaultDeployment = "dsv4-flash-tp8";
 std::vector<std::string> preset_names();
 Status preset_deployment(const std::string& name, int max_context, Deployment* deployment);
 Status load_deployment_file(const std::string& path, Deployment* deployment);
+// The deployment of a file's JSON text; `where` (the file's path) opens every message.
+Status parse_deployment_text(const std::string& text, const std::string& where,
+                             Deployment* deployment);
 // A preset name or a path to a JSON file. A file gives its own widths: a max_context other
 // than 0 is an error for it (it would be ignored).
 Status resolve_deployment(const std::string& name_or_path, int max_context, Deployment* deployment);

@@ -3,7 +3,8 @@
 #   scripts/setup.sh run    prewarm the default deployment's kernels (dsv4-flash-tp8) into the
 #                         default cache; on a machine with a GPU, also check them against the
 #                         CPU reference
-#   scripts/setup.sh test   run every test (GPU tests skip without a GPU)
+#   scripts/setup.sh test   run every test (GPU tests skip without a GPU), then each fuzz target
+#                         for 30 seconds (scripts/fuzz.sh, docs/fuzzing.md)
 # Idempotent: a second run installs nothing and rebuilds nothing that is up to date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ fi
 
 packages=(cmake ninja-build g++ pkg-config libfmt-dev libxxhash-dev libsqlite3-dev sqlite3
           libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev python3 python3-pytest
-          python3-numpy python3-venv python3-setuptools python3-wheel)
+          python3-numpy python3-venv python3-setuptools python3-wheel clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -39,7 +40,8 @@ fi
 cmake --build build
 
 if [[ "$job" == test ]]; then
-  exec ctest --test-dir build --output-on-failure -j "$(nproc)"
+  ctest --test-dir build --output-on-failure -j "$(nproc)"
+  exec scripts/fuzz.sh 30
 fi
 
 build/smla info
