@@ -27,7 +27,7 @@ struct CliOptions {
   std::vector<std::pair<std::string, std::string>> env;
   bool as_nobody = false;  // become uid/gid 65534 when running as root
   int timeout_s = 0;       // > 0: SIGALRM ends the command after that long (for what could hang)
-  std::string cwd;         // the directory it runs in ("": the test's)
+  std::string cwd = "";    // the directory it runs in ("": the test's)
 };
 
 struct CliResult {
