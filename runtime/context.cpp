@@ -48,17 +48,16 @@ Status with_build_hint(const Status& missing, const smla_problem& p, const ArchS
     sources += fmt::format("{}{{\"page_size\": {}, \"width\": {}}}", s > 0 ? ", " : "",
                            p.sources[s].page_size, p.sources[s].width);
   }
-  const std::string cache = cache_path.empty()
-                                ? "FILE, then set SMLA_CACHE=FILE (this context's cache is "
-                                  "memory only)"
-                                : cache_path;
+  const std::string cache = cache_path.empty() ? "FILE" : cache_path;
+  const std::string then =
+      cache_path.empty() ? " and set SMLA_CACHE=FILE (this context's cache is memory only)" : "";
   return error(SMLA_ERR_NOT_READY,
                "{}; prepare it beforehand with `smla cache build --deployment DEPLOYMENT.json "
-               "--arch {} --cache {}`, the deployment holding this problem: {{\"heads\": {}, "
+               "--arch {} --cache {}`{}, the deployment holding this problem: {{\"heads\": {}, "
                "\"q_dtype\": \"{}\", \"kv_layout\": \"{}\", \"has_sink\": {}, \"want_lse\": "
                "{}, \"q_lens\": [{}], \"layers\": [{{\"name\": \"layer\", \"sources\": [{}]}}]}} "
                "(or a preset that has it: `smla plan --preset NAME --arch {}` lists its kernels)",
-               missing.message(), arch.name, cache, p.num_heads, dtype_name(p.q_dtype),
+               missing.message(), arch.name, cache, then, p.num_heads, dtype_name(p.q_dtype),
                layout_name(p.kv_layout), p.has_sink ? "true" : "false",
                p.want_lse ? "true" : "false", p.q_len, sources, arch.name);
 }
