@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cache/cubin_store.h"
+#include "support/xorshift_bytes.h"
 
 namespace smla::fuzz {
 
@@ -26,15 +27,7 @@ inline KernelEntry seed_entry(int index) {
 
 // Kernel `index`'s cubin: 64 << index bytes of a xorshift sequence.
 inline std::vector<uint8_t> seed_cubin(int index) {
-  std::vector<uint8_t> cubin(size_t{64} << index);
-  uint64_t state = 0x2545F4914F6CDD1Dull ^ static_cast<uint64_t>(index + 1);
-  for (uint8_t& byte : cubin) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    byte = static_cast<uint8_t>(state);
-  }
-  return cubin;
+  return test::xorshift_bytes(index, size_t{64} << index);
 }
 
 inline TuningRow seed_tuning_row() {

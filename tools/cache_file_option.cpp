@@ -47,19 +47,6 @@ std::string first_finding(const std::string& finding) {
   return finding;
 }
 
-// The store of `file`, whose opening warns nothing: the command says why it cannot use the file
-// itself, once. What the store says later goes to `log` as usual.
-std::unique_ptr<CubinStore> open_quietly(const std::string& file, Logger& log,
-                                         Status* file_status) {
-  CubinStore::Options options;
-  options.path = file;
-  const smla_log_level level = log.level();
-  log.set_level(SMLA_LOG_ERROR);
-  std::unique_ptr<CubinStore> store = CubinStore::open(options, log, file_status);
-  log.set_level(level);
-  return store;
-}
-
 }  // namespace
 
 std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command, Logger& log) const {
@@ -69,9 +56,8 @@ std::unique_ptr<CubinStore> CacheFileOption::open_existing(const char* command, 
     log.warn("cache {}: no such file (nothing is created; the cache is empty)", file);
     return CubinStore::open(CubinStore::Options(), log);
   }
-  Status file_status = damage();
-  std::unique_ptr<CubinStore> store;
-  if (file_status) store = open_quietly(file, log, &file_status);
+  Status file_status;
+  std::unique_ptr<CubinStore> store = open_checked(log, &file_status);
   if (file_status) return store;
   print_not_usable(command, file_status);
   return nullptr;
@@ -87,6 +73,18 @@ Status CacheFileOption::damage() const {
       verify_cache_file(file, CubinStore::Options().busy_timeout_ms, &report, VerifyScope::kPages);
   if (!checked || report.clean()) return ok_status();
   return damaged_file_error(file, Status(SMLA_ERR_CACHE, first_finding(report.bad.front())));
+}
+
+std::unique_ptr<CubinStore> CacheFileOption::open_checked(Logger& log, Status* file_status) const {
+  *file_status = damage();
+  if (!*file_status) return nullptr;
+  CubinStore::Options options;
+  options.path = path();
+  const smla_log_level level = log.level();
+  log.set_level(SMLA_LOG_ERROR);
+  std::unique_ptr<CubinStore> store = CubinStore::open(options, log, file_status);
+  log.set_level(level);
+  return store;
 }
 
 bool CacheFileOption::read_only() const {
@@ -107,9 +105,8 @@ std::string CacheFileOption::existing_file(const char* command) const {
 std::unique_ptr<CubinStore> CacheFileOption::open_usable(const char* command, Logger& log) const {
   const std::string file = existing_file(command);
   if (file.empty()) return nullptr;
-  Status file_status = damage();
-  std::unique_ptr<CubinStore> store;
-  if (file_status) store = open_quietly(file, log, &file_status);
+  Status file_status;
+  std::unique_ptr<CubinStore> store = open_checked(log, &file_status);
   if (file_status && store->persistent()) return store;
   print_not_usable(
       command, file_status ? error(SMLA_ERR_CACHE, "{}: this user may not write it, which {} needs",

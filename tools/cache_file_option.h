@@ -38,6 +38,11 @@ class CacheFileOption {
   std::unique_ptr<CubinStore> open_usable(const char* command, Logger& log) const;
 
  private:
+  // The existing file's store, after damage() and an opening that warns nothing: the commands
+  // say why they cannot use the file themselves, once (what the store says later goes to `log`).
+  // Null when the check fails; `file_status` as CubinStore::open says it otherwise.
+  std::unique_ptr<CubinStore> open_checked(Logger& log, Status* file_status) const;
+
   std::string value_;
   CLI::Option* option_ = nullptr;
 };

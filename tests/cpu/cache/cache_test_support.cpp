@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/xorshift_bytes.h"
+
 namespace smla::cache_test {
 
 KernelEntry test_entry(int index, const std::string& fingerprint) {
@@ -25,15 +27,7 @@ KernelEntry test_entry(int index, const std::string& fingerprint) {
 }
 
 std::vector<uint8_t> test_cubin(int index, size_t bytes) {
-  std::vector<uint8_t> cubin(bytes);
-  uint64_t state = 0x2545F4914F6CDD1Dull ^ static_cast<uint64_t>(index + 1);
-  for (uint8_t& byte : cubin) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    byte = static_cast<uint8_t>(state);
-  }
-  return cubin;
+  return test::xorshift_bytes(index, bytes);
 }
 
 CompileFn counting_compile(int index, std::atomic<int>* calls, size_t bytes) {
