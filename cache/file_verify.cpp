@@ -127,6 +127,10 @@ Status damaged_file_error(const std::string& path, const Status& what) {
                path, what.message(), path);
 }
 
+Status reported_failure(const SqliteDb& db, const Status& failure) {
+  return db.damaged() ? damaged_file_error(db.path(), failure) : failure;
+}
+
 bool may_write_cache_file(const std::string& path) {
   struct stat info {};
   const std::string directory = std::filesystem::path(path).parent_path().string();

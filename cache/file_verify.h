@@ -17,6 +17,9 @@ Status verify_database(SqliteDb& db, const std::string& label_prefix, VerifyRepo
 // The failure to report for a file SQLite found damaged (`what`, see SqliteDb::damaged): it
 // names the file and the remedy, so that every reader of a damaged cache says the same.
 Status damaged_file_error(const std::string& path, const Status& what);
+// `failure` of an operation on `db` as it is reported: damaged_file_error when SQLite found the
+// file damaged, else as it is.
+Status reported_failure(const SqliteDb& db, const Status& failure);
 
 // Whether this user may open the cache file at `path` as a writer: it may write the file and
 // its directory, and the file is not write-protected (root may write anything, but SQLite's

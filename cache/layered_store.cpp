@@ -19,7 +19,7 @@ Status LayeredCubinStore::open_read_only(const std::string& path, int busy_timeo
   db->set_busy_timeout(busy_timeout_ms);
   SchemaState state;
   const Status read = read_schema_state(*db, &state);
-  if (!read) return db->damaged() ? damaged_file_error(path, read) : read;
+  if (!read) return reported_failure(*db, read);
   if (state.version != kSchemaVersion) {
     return error(SMLA_ERR_CACHE, "{} has schema version {}, this build reads {}", path,
                  state.version, kSchemaVersion);
@@ -35,16 +35,15 @@ Status LayeredCubinStore::read_only_stats(const std::string& path, int busy_time
   *stats = StoreStats();
   Status status = KernelTable(*db).totals(&stats->kernels, &stats->cubin_bytes, &stats->hits);
   if (status) status = TuningTable(*db).count(&stats->tuning_rows);
-  if (!status) return db->damaged() ? damaged_file_error(path, status) : status;
+  if (!status) return reported_failure(*db, status);
   stats->file_bytes = file_size_or_zero(path);
   stats->path = path;
   return ok_status();
 }
 
 Status LayeredCubinStore::drop_system_locked(const Status& failure) {
-  const std::string path = system_->path();
-  const Status why = system_->damaged() ? damaged_file_error(path, failure) : failure;
-  log_.warn("{} {}: {}; no longer consulted", name_, path, why.message());
+  const Status why = reported_failure(*system_, failure);
+  log_.warn("{} {}: {}; no longer consulted", name_, system_->path(), why.message());
   system_.reset();
   return why;
 }

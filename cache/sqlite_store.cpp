@@ -57,7 +57,7 @@ Status SqliteCubinStore::open(const Options& options, const Logger& log,
   // In WAL mode NORMAL cannot corrupt the file; a power cut may lose the last few kernels,
   // which are recompiled.
   if (status) status = db->exec("PRAGMA synchronous = NORMAL");
-  if (!status) return db->damaged() ? damaged_file_error(options.path, status) : status;
+  if (!status) return reported_failure(*db, status);
   auto lease_locks = std::make_unique<LeaseLocks>(options.path);
   if (!lease_locks->can_lock()) {
     log.warn(
@@ -80,7 +80,7 @@ std::string SqliteCubinStore::path() const {
 }
 
 Status SqliteCubinStore::degrade_locked(const Status& failure) {
-  const Status why = db_->damaged() ? damaged_file_error(options_.path, failure) : failure;
+  const Status why = reported_failure(*db_, failure);
   log_.warn("cache {}: {}; keeping kernels in memory only from now on", options_.path,
             why.message());
   // Leases this process holds would make other processes wait for a cubin that never comes.
