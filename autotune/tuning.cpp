@@ -33,8 +33,12 @@ std::string tuning_problem_text(const smla_problem& problem, bool batch_variant)
       fmt::format("heads={};q={};kv={};sources={}", problem.num_heads, dtype_name(problem.q_dtype),
                   layout_name(problem.kv_layout), problem.num_sources);
   for (int s = 0; s < problem.num_sources; ++s) {
-    text += fmt::format(";page{}={};width{}={}", s, problem.sources[s].page_size, s,
-                        problem.sources[s].width);
+    const smla_source_desc& desc = problem.sources[s];
+    text += fmt::format(";page{}={};width{}={}", s, desc.page_size, s, desc.width);
+    // List sources add nothing, so that the tuning rows kept before structured kinds still match.
+    if (desc.kind != SMLA_SOURCE_LIST)
+      text += fmt::format(";kind{}={}", s, source_kind_name(desc.kind));
+    if (desc.kind == SMLA_SOURCE_PREFIX) text += std::to_string(desc.ratio);
   }
   return text + fmt::format(";sink={};lse={};mode={}", problem.has_sink ? 1 : 0,
                             problem.want_lse ? 1 : 0, batch_variant ? "variant" : "invariant");

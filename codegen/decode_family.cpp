@@ -36,7 +36,8 @@ DecodeKernel DecodeKernel::of(const ArchSpec& arch, const smla_problem& problem,
   k.q_dtype = problem.q_dtype;
   k.num_sources = problem.num_sources;
   for (int s = 0; s < problem.num_sources; ++s) {
-    k.sources[s] = {problem.kv_layout, problem.sources[s].page_size, problem.sources[s].width};
+    const smla_source_desc& desc = problem.sources[s];
+    k.sources[s] = {problem.kv_layout, desc.page_size, desc.width, desc.kind, desc.ratio};
   }
   k.sink = problem.has_sink != 0;
   k.lse = problem.want_lse != 0;
@@ -48,8 +49,12 @@ DecodeKernel DecodeKernel::of(const ArchSpec& arch, const smla_problem& problem,
 std::string DecodeKernel::text() const {
   std::string sources;
   for (int s = 0; s < num_sources; ++s) {
-    sources += fmt::format("src{}={}.p{}.w{};", s, layout_name(this->sources[s].layout),
-                           this->sources[s].page_size, this->sources[s].width);
+    const DecodeSource& src = this->sources[s];
+    sources +=
+        fmt::format("src{}={}.p{}.w{}", s, layout_name(src.layout), src.page_size, src.width);
+    if (src.kind != SMLA_SOURCE_LIST) sources += fmt::format(".{}", source_kind_name(src.kind));
+    if (src.kind == SMLA_SOURCE_PREFIX) sources += std::to_string(src.ratio);
+    sources += ';';
   }
   return fmt::format("family=decode;arch={};heads={};q={};{}sink={};lse={};qk={};tile={}",
                      arch->name, heads, dtype_name(q_dtype), sources, sink ? 1 : 0, lse ? 1 : 0,
@@ -58,7 +63,8 @@ std::string DecodeKernel::text() const {
 
 std::string DecodeKernel::prologue() const {
   const TileConfig& t = tile;
-  const DecodeSource& second = num_sources > 1 ? sources[1] : DecodeSource{sources[0].layout, 1, 0};
+  const DecodeSource& second =
+      num_sources > 1 ? sources[1] : DecodeSource{sources[0].layout, 1, 0, SMLA_SOURCE_LIST, 0};
   return fmt::format(
       "constexpr int kNumHeads = {};\n"
       "constexpr int kHeadsPerCta = {};\n"
@@ -75,16 +81,21 @@ std::string DecodeKernel::prologue() const {
       "constexpr int kNumSources = {};\n"
       "constexpr int kPageSize0 = {};\n"
       "constexpr int kWidth0 = {};\n"
+      "constexpr int kKind0 = {};\n"
+      "constexpr int kRatio0 = {};\n"
       "constexpr int kPageSize1 = {};\n"
       "constexpr int kWidth1 = {};\n"
+      "constexpr int kKind1 = {};\n"
+      "constexpr int kRatio1 = {};\n"
       "constexpr bool kHasSink = {};\n"
       "constexpr bool kWantLse = {};\n"
       "constexpr int kArchSmemPerCta = {};\n",
       heads, t.heads_per_cta, t.warps, t.tile_entries, t.stages, t.segment_tiles,
       t.min_blocks_per_sm, t.mma == MmaPath::kMmaSyncHeadsM, t.mma == MmaPath::kWgmma,
       static_cast<int>(sources[0].layout), layout_name(sources[0].layout), q_dtype == SMLA_FP8_E4M3,
-      e4m3_scores, num_sources, sources[0].page_size, sources[0].width, second.page_size,
-      second.width, sink, lse, arch->smem_per_cta);
+      e4m3_scores, num_sources, sources[0].page_size, sources[0].width,
+      static_cast<int>(sources[0].kind), sources[0].ratio, second.page_size, second.width,
+      static_cast<int>(second.kind), second.ratio, sink, lse, arch->smem_per_cta);
 }
 
 const char* DecodeKernel::template_name() const {

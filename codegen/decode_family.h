@@ -17,11 +17,14 @@ namespace smla {
 
 struct CombineKernel;
 
-// One source as the kernel sees it: its layout, page size and index-table width.
+// One source as the kernel sees it: its layout, page size, width, and how a row's entries are
+// found (a per-row list, or a window or prefix of its request's block table).
 struct DecodeSource {
   smla_kv_layout layout = SMLA_KV_FP8_PACKED;
   int page_size = 0;
   int width = 0;
+  smla_source_kind kind = SMLA_SOURCE_LIST;
+  int ratio = 0;  // prefix only
 };
 
 struct DecodeKernel {
@@ -42,7 +45,8 @@ struct DecodeKernel {
   // share their kernels.
   static DecodeKernel of(const ArchSpec& arch, const smla_problem& problem, const TileConfig& tile);
 
-  // "family=decode;arch=sm_90a;heads=16;q=bf16;src0=fp8_packed.p256.w128;...;tile=..."
+  // "family=decode;arch=sm_90a;heads=16;q=bf16;src0=fp8_packed.p256.w128;...;tile=..."; a
+  // window source adds ".window", a prefix ".prefix128" (its ratio).
   std::string text() const;
   // The constexpr values of namespace smla::cfg that specialize the template.
   std::string prologue() const;

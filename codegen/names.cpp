@@ -16,4 +16,16 @@ const char* layout_name(smla_kv_layout layout) {
 
 const char* dtype_name(smla_dtype dtype) { return dtype == SMLA_FP8_E4M3 ? "fp8_e4m3" : "bf16"; }
 
+const char* source_kind_name(smla_source_kind kind) {
+  switch (kind) {
+    case SMLA_SOURCE_LIST:
+      return "list";
+    case SMLA_SOURCE_WINDOW:
+      return "window";
+    case SMLA_SOURCE_PREFIX:
+      return "prefix";
+  }
+  return "?";
+}
+
 }  // namespace smla

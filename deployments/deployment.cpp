@@ -38,7 +38,7 @@ smla_problem base_problem(int heads) {
   p.kv_layout = SMLA_KV_FP8_PACKED;
   p.q_len = 1;
   p.num_sources = 1;
-  p.sources[0] = {SMLA_SOURCE_LIST, kWindowPage, kWindow};
+  p.sources[0] = {SMLA_SOURCE_LIST, kWindowPage, kWindow, 0};
   p.has_sink = 1;
   p.want_lse = 0;
   return p;
@@ -47,7 +47,7 @@ smla_problem base_problem(int heads) {
 LayerType with_compressed(const char* name, int heads, int page_size, int width) {
   LayerType layer{name, base_problem(heads)};
   layer.problem.num_sources = 2;
-  layer.problem.sources[1] = {SMLA_SOURCE_LIST, page_size, width};
+  layer.problem.sources[1] = {SMLA_SOURCE_LIST, page_size, width, 0};
   return layer;
 }
 
@@ -234,7 +234,7 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
       const std::string at = field(where, fmt::format("sources[{}]", s));
       SMLA_TRY(check_keys(sources[s], {"page_size", "width"}, at));
       smla_source_desc& source = layer.problem.sources[s];
-      source = {SMLA_SOURCE_LIST, 0, 0};
+      source = {SMLA_SOURCE_LIST, 0, 0, 0};
       for (const auto& [key, value] :
            {std::pair{"page_size", &source.page_size}, std::pair{"width", &source.width}}) {
         if (!sources[s].contains(key)) {
@@ -302,7 +302,10 @@ Status resolve_deployment(const std::string& name_or_path, int max_context,
 std::string problem_text(const smla_problem& p) {
   std::string sources;
   for (int s = 0; s < p.num_sources; ++s) {
-    sources += fmt::format("{}p{}w{}", s ? "+" : "", p.sources[s].page_size, p.sources[s].width);
+    const smla_source_desc& desc = p.sources[s];
+    sources += fmt::format("{}p{}w{}", s ? "+" : "", desc.page_size, desc.width);
+    if (desc.kind != SMLA_SOURCE_LIST) sources += fmt::format(".{}", source_kind_name(desc.kind));
+    if (desc.kind == SMLA_SOURCE_PREFIX) sources += std::to_string(desc.ratio);
   }
   const char* layout = p.kv_layout == SMLA_KV_FP8_PACKED    ? "packed"
                        : p.kv_layout == SMLA_KV_FP8_UNIFORM ? "uniform"

@@ -24,9 +24,9 @@ static int cuda_fail(const char* what, cudaError_t error) {
   return 1;
 }
 
-#define CUDA_TRY(call)                       \
-  do {                                       \
-    cudaError_t e_ = (call);                 \
+#define CUDA_TRY(call)                                  \
+  do {                                                  \
+    cudaError_t e_ = (call);                            \
     if (e_ != cudaSuccess) return cuda_fail(#call, e_); \
   } while (0)
 
@@ -58,7 +58,8 @@ static int upload(void** device, size_t bytes, void (*fill)(unsigned char*, size
  * near 2^0: a valid packed page. */
 static void fill_packed_pages(unsigned char* p, size_t bytes) {
   size_t i;
-  for (i = 0; i < bytes; ++i) p[i] = (unsigned char)(rand() % 0x38) | (unsigned char)(rand() & 0x80);
+  for (i = 0; i < bytes; ++i)
+    p[i] = (unsigned char)(rand() % 0x38) | (unsigned char)(rand() & 0x80);
 }
 static void fill_scales_near_one(unsigned char* p, size_t bytes) {
   size_t i;
@@ -143,8 +144,8 @@ int main(void) {
     }
     CUDA_TRY(cudaMalloc(&window_indices, sizeof(int32_t) * kRows * kWindow));
     CUDA_TRY(cudaMalloc(&topk_indices, sizeof(int32_t) * kRows * kTopk));
-    CUDA_TRY(cudaMemcpy(window_indices, w, sizeof(int32_t) * kRows * kWindow,
-                        cudaMemcpyHostToDevice));
+    CUDA_TRY(
+        cudaMemcpy(window_indices, w, sizeof(int32_t) * kRows * kWindow, cudaMemcpyHostToDevice));
     CUDA_TRY(cudaMemcpy(topk_indices, t, sizeof(int32_t) * kRows * kTopk, cudaMemcpyHostToDevice));
     free(w);
     free(t);
@@ -177,11 +178,12 @@ int main(void) {
   CUDA_TRY(cudaStreamCreate(&stream));
   CUDA_TRY(cudaEventCreate(&start));
   CUDA_TRY(cudaEventCreate(&stop));
-  status = smla_decode(ctx, &problem, &args, workspace, workspace_bytes, stream); /* warm-up */
+  status =
+      smla_decode(ctx, &problem, &args, NULL, workspace, workspace_bytes, stream); /* warm-up */
   if (status != SMLA_OK) return fail("smla_decode", status);
   CUDA_TRY(cudaEventRecord(start, stream));
   for (int i = 0; i < 20; ++i) {
-    status = smla_decode(ctx, &problem, &args, workspace, workspace_bytes, stream);
+    status = smla_decode(ctx, &problem, &args, NULL, workspace, workspace_bytes, stream);
     if (status != SMLA_OK) return fail("smla_decode", status);
   }
   CUDA_TRY(cudaEventRecord(stop, stream));

@@ -236,8 +236,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Outcome prepare =
       outcome_of(smla_prepare(context.handle, p.problem, p.max_rows, &workspace_bytes));
   const Outcome decode =
-      outcome_of(smla_decode(context.handle, p.problem, p.args, const_cast<void*>(p.workspace),
-                             p.workspace_bytes, nullptr));
+      outcome_of(smla_decode(context.handle, p.problem, p.args, nullptr,
+                             const_cast<void*>(p.workspace), p.workspace_bytes, nullptr));
   const Outcome prefill =
       outcome_of(smla_prefill(context.handle, p.problem, p.args, p.varlen,
                               const_cast<void*>(p.workspace), p.workspace_bytes, nullptr));

@@ -218,8 +218,8 @@ Status ProblemBench::time(smla_context* ctx, int rows, const BenchOptions& optio
                    "cuStreamBeginCapture"));
   Status captured;
   for (const smla_args& a : in.sets) {
-    captured =
-        status_of(smla_decode(ctx, &problem_, &a, workspace.get(), workspace_bytes, stream_));
+    captured = status_of(
+        smla_decode(ctx, &problem_, &a, nullptr, workspace.get(), workspace_bytes, stream_));
     if (!captured) break;
   }
   TimingObjects t(d);
@@ -323,8 +323,8 @@ Status measure_overheads(const smla_problem& problem, int calls, OverheadReport*
   us.reserve(calls);
   for (int i = 0; i < calls; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    const smla_status rc = smla_decode(ctx, &problem, &in.sets[i % in.sets.size()], workspace.get(),
-                                       workspace_bytes, stream);
+    const smla_status rc = smla_decode(ctx, &problem, &in.sets[i % in.sets.size()], nullptr,
+                                       workspace.get(), workspace_bytes, stream);
     us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
                      .count());
     SMLA_TRY(status_of(rc));

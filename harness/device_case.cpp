@@ -50,6 +50,13 @@ Status DeviceCase::upload(const DeviceSession& session, const ref::HostCase& hos
       dc.args_.sources[s].lengths = static_cast<const int32_t*>(pointer);
     }
   }
+  dc.varlen_ = host.host_varlen();
+  if (dc.varlen_.num_requests > 0) {
+    SMLA_TRY(add(host.cu_seqlens_q.size() * 4, host.cu_seqlens_q.data(), 0, &pointer));
+    dc.varlen_.device_cu_seqlens_q = static_cast<const int32_t*>(pointer);
+    SMLA_TRY(add(host.kv_lens.size() * 4, host.kv_lens.data(), 0, &pointer));
+    dc.varlen_.device_kv_lens = static_cast<const int32_t*>(pointer);
+  }
   if (!host.sink.empty()) {
     SMLA_TRY(add(host.sink.size() * 4, host.sink.data(), 0, &pointer));
     dc.args_.sink = static_cast<const float*>(pointer);
@@ -97,7 +104,8 @@ Status DeviceCase::upload_lengths(int source, const std::vector<int32_t>& length
 }
 
 CheckResult run_and_compare(smla_context* ctx, const DeviceSession& session, const DeviceCase& dc,
-                            const ref::ReferenceResult& reference, CUstream stream) {
+                            const ref::ReferenceResult& reference, CUstream stream,
+                            CallEntry entry) {
   CheckResult r;
   const smla_problem& problem = dc.host().problem;
   size_t workspace_bytes = 0;
@@ -113,8 +121,11 @@ CheckResult run_and_compare(smla_context* ctx, const DeviceSession& session, con
   }
   r.status = dc.poison_outputs();
   if (!r.status) return r;
-  r.status =
-      status_of(smla_decode(ctx, &problem, &dc.args(), workspace.get(), workspace_bytes, stream));
+  r.status = status_of(entry == CallEntry::kPrefill
+                           ? smla_prefill(ctx, &problem, &dc.args(), dc.varlen(), workspace.get(),
+                                          workspace_bytes, stream)
+                           : smla_decode(ctx, &problem, &dc.args(), dc.varlen(), workspace.get(),
+                                         workspace_bytes, stream));
   if (!r.status) return r;
   r.status = session.synchronize(stream);
   if (!r.status) return r;

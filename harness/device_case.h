@@ -29,6 +29,9 @@ class DeviceCase {
   const ref::HostCase& host() const { return *host_; }
   // Arguments pointing at device memory.
   const smla_args& args() const { return args_; }
+  // The varlen description of a case with window or prefix sources (host arrays of the case,
+  // device copies uploaded), else NULL.
+  const smla_varlen* varlen() const { return varlen_.num_requests > 0 ? &varlen_ : nullptr; }
   // Poisons out (0xFFFF, bf16 NaN) and lse (NaN).
   Status poison_outputs() const;
   // Copies out ([rows][heads][512] bf16) and lse back.
@@ -44,10 +47,14 @@ class DeviceCase {
   size_t index_buffer_[SMLA_MAX_SOURCES] = {0, 0};
   size_t length_buffer_[SMLA_MAX_SOURCES] = {0, 0};
   smla_args args_{};
+  smla_varlen varlen_{};
 };
 
-// Runs `device_case` once through smla_decode (prepare, poison, decode, synchronize), and
-// compares with `reference`.
+// The entry point a check calls: smla_prefill needs the case's varlen description.
+enum class CallEntry { kDecode, kPrefill };
+
+// Runs `device_case` once through `entry` (prepare, poison, call, synchronize), and compares
+// with `reference` (ref::varlen_attention of the case).
 struct CheckResult {
   Status status;
   ref::Comparison comparison;
@@ -56,7 +63,7 @@ struct CheckResult {
 };
 CheckResult run_and_compare(smla_context* ctx, const DeviceSession& session,
                             const DeviceCase& device_case, const ref::ReferenceResult& reference,
-                            CUstream stream);
+                            CUstream stream, CallEntry entry = CallEntry::kDecode);
 
 Status status_of(smla_status code);  // the C API's status with smla_last_error()
 

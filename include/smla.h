@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define SMLA_VERSION_MAJOR 0
-#define SMLA_VERSION_MINOR 4
+#define SMLA_VERSION_MINOR 5
 #define SMLA_VERSION_PATCH 0
 
 /* Head dimension of every query and KV vector: [nope 0..447 | rope 448..511]. */
@@ -64,10 +64,15 @@ typedef enum smla_kv_layout {
   SMLA_KV_BF16 = 2         /* 1024 B/token: 512 bf16 */
 } smla_kv_layout;
 
+/* Where a row's entries of one source come from. A row's position pos comes from the varlen
+ * description (row i of request b, which has n_b rows and kv_lens[b] tokens in all, sits at
+ * pos = kv_lens[b] - n_b + i); the structured kinds read a per-request block table instead of a
+ * per-row index table: token t of request b is physical index
+ * block_table[b][t / page_size] * page_size + t % page_size. */
 typedef enum smla_source_kind {
-  SMLA_SOURCE_LIST = 0,   /* a per-row index table (the only kind implemented) */
-  SMLA_SOURCE_WINDOW = 1, /* reserved: last `width` tokens through a block table */
-  SMLA_SOURCE_PREFIX = 2  /* reserved: first floor((pos+1)/ratio) entries */
+  SMLA_SOURCE_LIST = 0,   /* a per-row index table of `width` columns */
+  SMLA_SOURCE_WINDOW = 1, /* tokens max(0, pos - width + 1) .. pos of the row's request */
+  SMLA_SOURCE_PREFIX = 2  /* entries 0 .. min(floor((pos + 1) / ratio), width) - 1 */
 } smla_source_kind;
 
 typedef enum smla_jit_policy {
@@ -118,7 +123,9 @@ typedef struct smla_options {
 typedef struct smla_source_desc {
   smla_source_kind kind;
   int page_size; /* tokens (entries) per page, >= 1; a page (smla_min_page_stride) < 2 GiB */
-  int width;     /* index-table columns, 1..65536 */
+  int width;     /* 1..65536: index-table columns (list), the window (window), the most entries
+                    a row may attend (prefix: the compressed cache's capacity) */
+  int ratio;     /* prefix: tokens per compressed entry, 1..65536 (HCA: 128); else 0 */
 } smla_source_desc;
 
 /* The static description of one layer type in one deployment. */
@@ -136,14 +143,18 @@ typedef struct smla_problem {
 } smla_problem;
 
 /* Per-call description of one source. Physical index of a token = page * page_size + offset;
- * page p starts at cache + p * page_stride_bytes. */
+ * page p starts at cache + p * page_stride_bytes. A list source's `indices` is its index table
+ * [num_rows][index_row_stride] of physical indices; a window or prefix source's is its block
+ * table [num_requests][index_row_stride] of page numbers (columns past a request's needs are
+ * never read; a page number outside [0, num_pages) makes its tokens skipped). */
 typedef struct smla_source_args {
   const void* cache;         /* device pointer, 16-byte aligned */
   int64_t page_stride_bytes; /* multiple of 16, at least the layout's page bytes */
   int64_t num_pages;         /* >= 0; indices >= num_pages * page_size are skipped */
-  const int32_t* indices;    /* [num_rows][index_row_stride], device pointer */
-  int64_t index_row_stride;  /* elements, >= width */
-  const int32_t* lengths;    /* [num_rows] valid columns per row, or NULL (= width) */
+  const int32_t* indices;    /* device pointer: index table (list) or block table (structured) */
+  int64_t index_row_stride;  /* elements: >= width (list); >= the pages a request spans */
+  const int32_t* lengths;    /* list only: [num_rows] valid columns per row, or NULL (= width);
+                                structured sources take their lengths from the positions: NULL */
 } smla_source_args;
 
 typedef struct smla_args {
@@ -163,11 +174,21 @@ typedef struct smla_args {
   float* lse; /* [num_rows][num_heads] fp32 (natural log, no sink); iff want_lse */
 } smla_args;
 
-/* Varlen description for prefill: requests are consecutive runs of rows. */
+/* Varlen description: the call's rows are the new tokens of num_requests requests, consecutive
+ * per request. The host arrays are validated on every call (and, in prefill, are what a call's
+ * launch may depend on); kernels read the device copies, which must hold the same values. A
+ * call captured in a CUDA graph keeps num_requests and the host arrays of its capture; on
+ * replay the device arrays and the block tables may hold new values (decode: the requests'
+ * new lengths), which the kernels read then: out-of-range values only ever skip entries. */
 typedef struct smla_varlen {
   int num_requests;
-  const int32_t* cu_seqlens_q; /* [num_requests + 1] host pointer: row offsets, 0 .. num_rows */
-  const int32_t* kv_lens;      /* [num_requests] host pointer: KV length of each request */
+  const int32_t* cu_seqlens_q; /* [num_requests + 1] host: row offsets, 0 .. num_rows */
+  const int32_t* kv_lens;      /* [num_requests] host: tokens of each request, its new rows
+                                  included (>= its rows) */
+  /* Device copies of the two arrays, 4-byte aligned; required when a source is a window or a
+   * prefix (list sources read no positions), else may be NULL. */
+  const int32_t* device_cu_seqlens_q;
+  const int32_t* device_kv_lens;
 } smla_varlen;
 
 /* Bytes of one token in each layout, and the smallest page stride a page of page_size tokens
@@ -217,10 +238,13 @@ SMLA_API smla_status smla_prepare(smla_context* ctx, const smla_problem* problem
  * (SMLA_ERR_INVALID_ARGUMENT). A split call launches two kernels; when the second launch fails
  * (SMLA_ERR_CUDA), the first may still be running on the stream, reading the inputs and writing
  * the workspace: synchronize the stream before freeing or reusing them. */
+/* `varlen` may be NULL when every source is a list (a row's lists say everything); with a
+ * window or prefix source it gives the rows' requests and positions. */
 SMLA_API smla_status smla_decode(smla_context* ctx, const smla_problem* problem,
-                                 const smla_args* args, void* workspace, size_t workspace_bytes,
-                                 struct CUstream_st* stream);
+                                 const smla_args* args, const smla_varlen* varlen, void* workspace,
+                                 size_t workspace_bytes, struct CUstream_st* stream);
 
+/* As smla_decode, for the new tokens of requests (varlen required). */
 SMLA_API smla_status smla_prefill(smla_context* ctx, const smla_problem* problem,
                                   const smla_args* args, const smla_varlen* varlen, void* workspace,
                                   size_t workspace_bytes, struct CUstream_st* stream);

@@ -121,7 +121,34 @@ std::vector<float> random_sinks(Rng& rng, const CaseSpec& spec) {
   return sink;
 }
 
+bool has_structured_source(const smla_problem& problem) {
+  for (int s = 0; s < problem.num_sources; ++s) {
+    if (problem.sources[s].kind != SMLA_SOURCE_LIST) return true;
+  }
+  return false;
+}
+
+void fill_varlen(const CaseSpec& spec, HostCase& result) {
+  const std::vector<int> rows =
+      spec.request_rows.empty() ? std::vector<int>{spec.num_rows} : spec.request_rows;
+  result.cu_seqlens_q = {0};
+  for (size_t b = 0; b < rows.size(); ++b) {
+    const int cached = b < spec.cached_tokens.size() ? spec.cached_tokens[b] : 0;
+    result.cu_seqlens_q.push_back(result.cu_seqlens_q.back() + rows[b]);
+    result.kv_lens.push_back(cached + rows[b]);
+  }
+}
+
 }  // namespace
+
+smla_varlen HostCase::host_varlen() const {
+  smla_varlen varlen{};
+  if (cu_seqlens_q.empty()) return varlen;
+  varlen.num_requests = static_cast<int>(kv_lens.size());
+  varlen.cu_seqlens_q = varlen.device_cu_seqlens_q = cu_seqlens_q.data();
+  varlen.kv_lens = varlen.device_kv_lens = kv_lens.data();
+  return varlen;
+}
 
 smla_args HostCase::host_args() const {
   smla_args args{};
@@ -159,10 +186,19 @@ HostCase make_random_case(const CaseSpec& spec) {
   result.kv_scale = spec.kv_scale;
   result.softmax_scale = spec.softmax_scale;
 
+  if (has_structured_source(problem)) fill_varlen(spec, result);
+  const smla_varlen varlen = result.host_varlen();
+  // A structured source's rows are never emptied: their lengths follow from their positions.
   bool every_source_allows_empty = true;
   for (int s = 0; s < problem.num_sources; ++s) {
-    make_source_tables(rng, s, problem.sources[s], spec.sources[s], spec.num_rows,
+    const smla_source_desc& desc = problem.sources[s];
+    if (desc.kind != SMLA_SOURCE_LIST) {
+      make_block_table(rng, desc, spec.sources[s], varlen, spec.nan_in_unselected,
                        result.sources[s]);
+      every_source_allows_empty = false;
+      continue;
+    }
+    make_source_tables(rng, s, desc, spec.sources[s], spec.num_rows, result.sources[s]);
     every_source_allows_empty = every_source_allows_empty && spec.sources[s].allow_empty_rows;
   }
   // Independent lengths rarely leave a row empty in every source; make sure one row is.
@@ -173,11 +209,16 @@ HostCase make_random_case(const CaseSpec& spec) {
     }
   }
   for (int s = 0; s < problem.num_sources; ++s) {
-    const std::vector<bool> selected =
-        selected_tokens(problem.sources[s], spec.num_rows, result.sources[s]);
-    place_traps(rng, problem.sources[s], spec.num_rows, selected, spec.nan_in_unselected,
-                result.sources[s]);
-    fill_cache(rng, spec, problem.sources[s], selected, result.sources[s]);
+    const smla_source_desc& desc = problem.sources[s];
+    if (desc.kind != SMLA_SOURCE_LIST) {
+      fill_cache(rng, spec, desc,
+                 selected_structured_tokens(desc, varlen, spec.num_rows, result.sources[s]),
+                 result.sources[s]);
+      continue;
+    }
+    const std::vector<bool> selected = selected_tokens(desc, spec.num_rows, result.sources[s]);
+    place_traps(rng, desc, spec.num_rows, selected, spec.nan_in_unselected, result.sources[s]);
+    fill_cache(rng, spec, desc, selected, result.sources[s]);
   }
   result.q = random_q(rng, spec);
   result.sink = random_sinks(rng, spec);

@@ -29,6 +29,10 @@
 //   NaN-poisoned slots; past the width the rest are 0x7fffffff.
 // - nan_in_unselected: every slot no valid entry selects holds NaN (e4m3 0x7F or 0xFF,
 //   alternating by slot; bf16 0x7FC0; packed scale and padding bytes 0xFF), page tails 0xFF.
+// - Window and prefix sources (docs/semantics.md) read each request's block table:
+//   make_block_table scatters the pages a request's rows read over a pool with one slack page,
+//   invalidates page numbers with probability invalid_fraction, and fills the columns past them
+//   with traps. Their rows are the requests of request_rows / cached_tokens.
 // - Sinks: U(-2, 4) as float; with infinite_sinks and >= 2 heads one head +inf, another -inf.
 #pragma once
 
@@ -58,13 +62,17 @@ struct CaseSpec {
   SourceSpec sources[SMLA_MAX_SOURCES];
   // Sinks: random finite values; set to also place a +inf and a -inf sink among the heads.
   bool infinite_sinks = false;
+  // With a window or prefix source, the requests: the new rows of each (summing to num_rows)
+  // and the tokens cached before them. Empty: one request of num_rows rows, nothing cached.
+  std::vector<int> request_rows;
+  std::vector<int> cached_tokens;
 };
 
 struct HostSource {
   std::vector<uint8_t> cache;  // num_pages * page_stride_bytes bytes
   int64_t page_stride_bytes = 0;
   int64_t num_pages = 0;
-  std::vector<int32_t> indices;  // [num_rows][index_row_stride]
+  std::vector<int32_t> indices;  // [num_rows][index_row_stride]; a block table: [requests][...]
   int64_t index_row_stride = 0;
   std::vector<int32_t> lengths;  // [num_rows], empty when the source has no lengths
 };
@@ -78,10 +86,16 @@ struct HostCase {
   float softmax_scale = 0.0f;
   HostSource sources[SMLA_MAX_SOURCES];
   std::vector<float> sink;  // [num_heads], empty without sink
+  // The varlen description where a source is a window or prefix, else both empty.
+  std::vector<int32_t> cu_seqlens_q;  // [requests + 1]
+  std::vector<int32_t> kv_lens;       // [requests]
 
   // Arguments whose pointers point into this case's host vectors; out and lse are NULL (their
   // strides describe a contiguous [num_rows][num_heads][512] out).
   smla_args host_args() const;
+  // The varlen description on the host arrays (its device fields point at them too), or
+  // nothing (num_requests 0, NULL arrays) when every source is a list.
+  smla_varlen host_varlen() const;
 };
 
 HostCase make_random_case(const CaseSpec& spec);

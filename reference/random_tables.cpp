@@ -4,6 +4,8 @@
 #include <limits>
 #include <unordered_map>
 
+#include "reference/structured_sources.h"
+
 namespace smla::ref {
 namespace {
 
@@ -150,6 +152,47 @@ void make_source_tables(Rng& rng, int source_number, const smla_source_desc& des
   }
 }
 
+void make_block_table(Rng& rng, const smla_source_desc& desc, const SourceSpec& spec,
+                      const smla_varlen& varlen, bool poison, HostSource& source) {
+  // The columns each request's rows read: through its last row's window or prefix.
+  std::vector<int64_t> columns(varlen.num_requests, 0);
+  int64_t total_columns = 0, widest = 1;
+  for (int b = 0; b < varlen.num_requests; ++b) {
+    if (varlen.cu_seqlens_q[b + 1] == varlen.cu_seqlens_q[b]) continue;
+    const int64_t tokens = varlen.kv_lens[b];
+    const int64_t entries = desc.kind == SMLA_SOURCE_PREFIX
+                                ? std::min<int64_t>(tokens / desc.ratio, desc.width)
+                                : tokens;
+    columns[b] = ceil_div(entries, desc.page_size);
+    total_columns += columns[b];
+    widest = std::max(widest, columns[b]);
+  }
+  const bool slack = spec.num_pages == 0;
+  source.num_pages = slack ? total_columns + 1 : spec.num_pages;
+  std::vector<int64_t> pages(source.num_pages);
+  for (int64_t p = 0; p < source.num_pages; ++p) pages[p] = p;
+  rng.shuffle(pages);
+  const int64_t usable = slack ? source.num_pages - 1 : source.num_pages;
+  const int32_t trap_page = slack && poison ? static_cast<int32_t>(pages.back()) : kInt32Max;
+
+  source.index_row_stride = widest + (rng.chance(0.5) ? 0 : rng.uniform_int(1, 4));
+  source.indices.assign(static_cast<size_t>(varlen.num_requests) * source.index_row_stride, 0);
+  source.lengths.clear();
+  int64_t next = 0;
+  for (int b = 0; b < varlen.num_requests; ++b) {
+    int32_t* row = source.indices.data() + b * source.index_row_stride;
+    for (int64_t c = 0; c < source.index_row_stride; ++c) {
+      if (c >= columns[b]) {
+        row[c] = rng.chance(0.5) ? trap_page : kInt32Max;
+      } else if (rng.chance(spec.invalid_fraction)) {
+        row[c] = invalid_index(rng, source.num_pages);
+      } else {
+        row[c] = static_cast<int32_t>(pages[next++ % usable]);
+      }
+    }
+  }
+}
+
 void make_row_empty(const smla_source_desc& desc, int row, HostSource& source) {
   if (!source.lengths.empty()) {
     source.lengths[row] = 0;
@@ -166,6 +209,24 @@ std::vector<bool> selected_tokens(const smla_source_desc& desc, int num_rows,
     const int32_t* row = source.indices.data() + r * source.index_row_stride;
     for (int64_t c = 0; c < row_length(desc, source, r); ++c) {
       if (row[c] >= 0 && row[c] < limit) selected[row[c]] = true;
+    }
+  }
+  return selected;
+}
+
+std::vector<bool> selected_structured_tokens(const smla_source_desc& desc,
+                                             const smla_varlen& varlen, int num_rows,
+                                             const HostSource& source) {
+  smla_source_args table{};
+  table.num_pages = source.num_pages;
+  table.indices = source.indices.data();
+  table.index_row_stride = source.index_row_stride;
+  std::vector<bool> selected(source.num_pages * desc.page_size, false);
+  for (int r = 0; r < num_rows; ++r) {
+    const StructuredSpan span = structured_span(desc, varlen, r);
+    for (int64_t e = span.first; e < span.end; ++e) {
+      const int64_t token = block_table_entry(desc, table, span.request, e);
+      if (token >= 0) selected[token] = true;
     }
   }
   return selected;

@@ -107,13 +107,14 @@ smla_status smla_prepare(smla_context* ctx, const smla_problem* problem, int max
 }
 
 smla_status smla_decode(smla_context* ctx, const smla_problem* problem, const smla_args* args,
-                        void* workspace, size_t workspace_bytes, struct CUstream_st* stream) {
+                        const smla_varlen* varlen, void* workspace, size_t workspace_bytes,
+                        struct CUstream_st* stream) {
   return guarded([&]() -> smla::Status {
     SMLA_TRY(check_context(ctx));
     SMLA_TRY(smla::validate_problem(problem));
-    SMLA_TRY(smla::validate_args(*problem, args));
+    SMLA_TRY(smla::validate_args(*problem, args, varlen));
     SMLA_TRY(smla::validate_workspace(workspace, workspace_bytes));
-    return ctx->impl->decode(*problem, *args, workspace, workspace_bytes, stream);
+    return ctx->impl->decode(*problem, *args, varlen, workspace, workspace_bytes, stream);
   });
 }
 
@@ -123,12 +124,12 @@ smla_status smla_prefill(smla_context* ctx, const smla_problem* problem, const s
   return guarded([&]() -> smla::Status {
     SMLA_TRY(check_context(ctx));
     SMLA_TRY(smla::validate_problem(problem));
-    SMLA_TRY(smla::validate_args(*problem, args));
-    SMLA_TRY(smla::validate_varlen(*args, varlen));
+    SMLA_TRY(smla::require_varlen(varlen));
+    SMLA_TRY(smla::validate_args(*problem, args, varlen));
     SMLA_TRY(smla::validate_workspace(workspace, workspace_bytes));
-    // NOTE: with list sources every row carries its own index lists, so prefill runs the decode
-    // kernels row by row; the varlen description is what structured sources will share loads by.
-    return ctx->impl->decode(*problem, *args, workspace, workspace_bytes, stream);
+    // NOTE: prefill runs the decode kernels, each row with its own lists or its own window and
+    // prefix of its request's block tables.
+    return ctx->impl->decode(*problem, *args, varlen, workspace, workspace_bytes, stream);
   });
 }
 

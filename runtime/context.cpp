@@ -72,11 +72,12 @@ ProblemKey problem_key(const smla_problem& problem) {
   key.fields[3] = problem.q_len;
   key.fields[4] = problem.num_sources;
   for (int s = 0; s < problem.num_sources; ++s) {
-    key.fields[5 + 3 * s] = problem.sources[s].kind;
-    key.fields[6 + 3 * s] = problem.sources[s].page_size;
-    key.fields[7 + 3 * s] = problem.sources[s].width;
+    key.fields[5 + 4 * s] = problem.sources[s].kind;
+    key.fields[6 + 4 * s] = problem.sources[s].page_size;
+    key.fields[7 + 4 * s] = problem.sources[s].width;
+    key.fields[8 + 4 * s] = problem.sources[s].ratio;
   }
-  key.fields[11] = (problem.has_sink ? 1 : 0) | (problem.want_lse ? 2 : 0);
+  key.fields[13] = (problem.has_sink ? 1 : 0) | (problem.want_lse ? 2 : 0);
   return key;
 }
 
@@ -324,8 +325,9 @@ Status Context::prepare(const smla_problem& problem, int max_rows, size_t* works
   return ok_status();
 }
 
-Status Context::decode(const smla_problem& problem, const smla_args& args, void* workspace,
-                       size_t workspace_bytes, CUstream stream) {
+Status Context::decode(const smla_problem& problem, const smla_args& args,
+                       const smla_varlen* varlen, void* workspace, size_t workspace_bytes,
+                       CUstream stream) {
   if (args.num_rows == 0) return ok_status();
   if (driver_ == nullptr) return error(SMLA_ERR_NO_DEVICE, "no GPU: smla_decode needs a device");
   ScopedCurrentContext current(*driver_, cu_context_);
@@ -342,11 +344,12 @@ Status Context::decode(const smla_problem& problem, const smla_args& args, void*
     std::lock_guard<std::mutex> lock(prepare_mutex_);
     SMLA_TRY(prepare_locked(problem, settings_.jit_allowed, &prepared));
   }
-  return launch(*prepared, problem, args, workspace, workspace_bytes, stream);
+  return launch(*prepared, problem, args, varlen, workspace, workspace_bytes, stream);
 }
 
 Status Context::launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
-                       void* workspace, size_t workspace_bytes, CUstream stream) {
+                       const smla_varlen* varlen, void* workspace, size_t workspace_bytes,
+                       CUstream stream) {
   const PlannedCall call = prepared.plan->call(args.num_rows, workspace_bytes);
   const DecodeLaunch& plan = call.launch;
   if (plan.workspace_bytes > workspace_bytes) {
@@ -354,7 +357,7 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
                  "workspace_bytes = {}: this call needs {} (smla_prepare returns the size)",
                  workspace_bytes, plan.workspace_bytes);
   }
-  SMLA_TRY(validate_workspace_overlap(problem, args, workspace, plan.workspace_bytes));
+  SMLA_TRY(validate_workspace_overlap(problem, args, workspace, plan.workspace_bytes, varlen));
   DecodeParams params{};
   params.num_rows = args.num_rows;
   params.split = plan.split ? 1 : 0;
@@ -365,6 +368,11 @@ Status Context::launch(const Prepared& prepared, const smla_problem& problem, co
   params.q_head_stride = args.q_head_stride;
   params.score_scale_log2 = static_cast<float>(score_scale(problem, args) * M_LOG2E);
   params.out_scale = problem.kv_layout == SMLA_KV_FP8_UNIFORM ? args.kv_scale : 1.0f;
+  if (varlen) {
+    params.num_requests = varlen->num_requests;
+    params.cu_seqlens_q = varlen->device_cu_seqlens_q;
+    params.kv_lens = varlen->device_kv_lens;
+  }
   for (int s = 0; s < problem.num_sources; ++s) {
     const smla_source_args& src = args.sources[s];
     SourceParams& dst = params.sources[s];

@@ -26,7 +26,7 @@ namespace smla {
 
 // A problem with its fields normalized (unused sources cleared), usable as a map key.
 struct ProblemKey {
-  int fields[12];
+  int fields[14];
   bool operator==(const ProblemKey& other) const;
 };
 struct ProblemKeyHash {
@@ -43,8 +43,9 @@ class Context {
   ~Context();
 
   Status prepare(const smla_problem& problem, int max_rows, size_t* workspace_bytes);
-  Status decode(const smla_problem& problem, const smla_args& args, void* workspace,
-                size_t workspace_bytes, CUstream stream);
+  // `varlen` may be NULL when every source is a list.
+  Status decode(const smla_problem& problem, const smla_args& args, const smla_varlen* varlen,
+                void* workspace, size_t workspace_bytes, CUstream stream);
 
   // The plan of a prepared problem (nullptr: not prepared): tools label benchmark rows with what
   // a call runs, tests check that tuning rows are used.
@@ -87,7 +88,8 @@ class Context {
   // is skipped with a warning: the heuristic serves its bucket).
   std::vector<TunedTile> loadable_tuned_tiles(const smla_problem& problem, bool allow_compile);
   Status launch(const Prepared& prepared, const smla_problem& problem, const smla_args& args,
-                void* workspace, size_t workspace_bytes, CUstream stream);
+                const smla_varlen* varlen, void* workspace, size_t workspace_bytes,
+                CUstream stream);
   const Prepared* find_prepared(const smla_problem& problem) const;
 
   Logger log_;

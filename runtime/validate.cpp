@@ -115,23 +115,40 @@ Status check_score_scale(const smla_problem& problem, const smla_args& args) {
 
 // An array a call reads or writes, over the bytes validate_args lets it touch.
 struct CallArray {
-  int source;         // -1: a field of args itself
+  int source;         // -1: a field of args itself; kVarlenArray: of varlen
   const char* field;  // "q", or "cache" of args.sources[source]
   const void* base;
   int64_t bytes;
   bool written;
+  static constexpr int kVarlenArray = -2;
   std::string name() const {
+    if (source == kVarlenArray) return fmt::format("varlen.{}", field);
     return source < 0 ? fmt::format("args.{}", field)
                       : fmt::format("args.sources[{}].{}", source, field);
   }
   uintptr_t begin() const { return reinterpret_cast<uintptr_t>(base); }
 };
 
+bool is_structured(const smla_source_desc& desc) { return desc.kind != SMLA_SOURCE_LIST; }
+
+// The first window or prefix source, or -1.
+int first_structured_source(const smla_problem& problem) {
+  for (int s = 0; s < problem.num_sources; ++s) {
+    if (is_structured(problem.sources[s])) return s;
+  }
+  return -1;
+}
+
+const char* kind_name(const smla_source_desc& desc) {
+  return desc.kind == SMLA_SOURCE_WINDOW ? "SMLA_SOURCE_WINDOW" : "SMLA_SOURCE_PREFIX";
+}
+
 // Every array of a call with a non-zero extent; for a valid problem and args with rows > 0
-// whose strides are >= 0 and extents fit int64 (validate_args). No allocation.
+// whose strides are >= 0 and extents fit int64 (validate_args), and a valid `varlen` where a
+// source is structured. No allocation.
 class CallArrays {
  public:
-  CallArrays(const smla_problem& problem, const smla_args& args) {
+  CallArrays(const smla_problem& problem, const smla_args& args, const smla_varlen* varlen) {
     const int64_t rows = args.num_rows, heads = problem.num_heads;
     const auto vectors_bytes = [&](int64_t row_stride, int64_t head_stride, int elem_bytes) {
       return ((rows - 1) * row_stride + (heads - 1) * head_stride + kHeadDim) * elem_bytes;
@@ -152,9 +169,18 @@ class CallArrays {
       add({s, "cache", src.cache,
            src.num_pages > 0 ? (src.num_pages - 1) * src.page_stride_bytes + page_bytes : 0,
            false});
-      add({s, "indices", src.indices,
-           ((rows - 1) * src.index_row_stride + problem.sources[s].width) * 4, false});
+      const int64_t table_bytes =
+          is_structured(problem.sources[s])
+              ? int64_t{varlen->num_requests} * src.index_row_stride * 4
+              : ((rows - 1) * src.index_row_stride + problem.sources[s].width) * 4;
+      add({s, "indices", src.indices, table_bytes, false});
       if (src.lengths) add({s, "lengths", src.lengths, rows * 4, false});
+    }
+    if (first_structured_source(problem) >= 0) {
+      const int64_t requests = varlen->num_requests;
+      add({CallArray::kVarlenArray, "device_cu_seqlens_q", varlen->device_cu_seqlens_q,
+           (requests + 1) * 4, false});
+      add({CallArray::kVarlenArray, "device_kv_lens", varlen->device_kv_lens, requests * 4, false});
     }
   }
   const CallArray* begin() const { return arrays_; }
@@ -164,7 +190,7 @@ class CallArrays {
   void add(const CallArray& array) {
     if (array.bytes > 0) arrays_[count_++] = array;
   }
-  CallArray arrays_[4 + 3 * SMLA_MAX_SOURCES];
+  CallArray arrays_[6 + 3 * SMLA_MAX_SOURCES];
   int count_ = 0;
 };
 
@@ -232,8 +258,109 @@ Status check_vectors(const char* name, const void* base, int elem_bytes, Dim a, 
   return ok_status();
 }
 
+// The host arrays of a varlen description with rows > 0 (and the device copies where a source
+// is structured).
+Status check_varlen(const smla_problem& problem, const smla_args& args, const smla_varlen& varlen) {
+  const int64_t requests = varlen.num_requests;
+  if (requests < 1) {
+    return invalid("varlen.num_requests = {}: must be >= 1 when num_rows > 0", requests);
+  }
+  if (requests > args.num_rows) {
+    return invalid("varlen.num_requests = {}: must be <= args.num_rows = {}", requests,
+                   args.num_rows);
+  }
+  const int32_t* cu = varlen.cu_seqlens_q;
+  SMLA_TRY(check_required(cu, "varlen.cu_seqlens_q", 4, "num_rows > 0"));
+  if (cu[0] != 0) return invalid("varlen.cu_seqlens_q[0] = {}: must be 0", cu[0]);
+  for (int64_t i = 1; i <= requests; ++i) {
+    if (cu[i] < cu[i - 1]) {
+      return invalid("varlen.cu_seqlens_q[{}] = {}: must be >= varlen.cu_seqlens_q[{}] = {}", i,
+                     cu[i], i - 1, cu[i - 1]);
+    }
+  }
+  if (cu[requests] != args.num_rows) {
+    return invalid("varlen.cu_seqlens_q[{}] = {}: must equal args.num_rows = {}", requests,
+                   cu[requests], args.num_rows);
+  }
+  SMLA_TRY(check_required(varlen.kv_lens, "varlen.kv_lens", 4, "num_rows > 0"));
+  for (int64_t i = 0; i < requests; ++i) {
+    const int32_t rows = cu[i + 1] - cu[i];
+    if (varlen.kv_lens[i] < rows) {
+      return invalid(
+          "varlen.kv_lens[{}] = {}: must be >= the request's {} rows "
+          "(varlen.cu_seqlens_q[{}] - varlen.cu_seqlens_q[{}])",
+          i, varlen.kv_lens[i], rows, i + 1, i);
+    }
+  }
+  const int structured = first_structured_source(problem);
+  if (structured < 0) return ok_status();
+  const std::string why = fmt::format("problem.sources[{}].kind is {}", structured,
+                                      kind_name(problem.sources[structured]));
+  SMLA_TRY(
+      check_required(varlen.device_cu_seqlens_q, "varlen.device_cu_seqlens_q", 4, why.c_str()));
+  return check_required(varlen.device_kv_lens, "varlen.device_kv_lens", 4, why.c_str());
+}
+
+// The block table of a window or prefix source: no lengths, and for every request with rows the
+// columns its rows read (their tokens' pages), which a prefix must also hold within its width.
+// `varlen` is valid.
+Status check_block_table(const smla_problem& problem, int s, const smla_source_args& source,
+                         const smla_varlen& varlen) {
+  const FieldName prefix("args.sources", s);
+  const smla_source_desc& desc = problem.sources[s];
+  if (source.lengths) {
+    return invalid(
+        "{}.lengths = {}: must be NULL for a {} source (its lengths follow from the "
+        "rows' positions)",
+        prefix, fmt::ptr(source.lengths), kind_name(desc));
+  }
+  if (source.index_row_stride < 1) {
+    return invalid("{}.index_row_stride = {}: must be >= 1 (block-table columns)", prefix,
+                   source.index_row_stride);
+  }
+  // NOTE: the kernels form a structured source's physical indices in 32-bit arithmetic.
+  if (static_cast<__int128>(source.num_pages) * desc.page_size > INT32_MAX) {
+    return invalid(
+        "{}.num_pages = {}: {} pages of {} tokens exceed the 2^31 - 1 indices a {} "
+        "source can address",
+        prefix, source.num_pages, source.num_pages, desc.page_size, kind_name(desc));
+  }
+  // NOTE: the kernels address a block table's rows in tokens, in 32-bit arithmetic.
+  if (static_cast<__int128>(varlen.num_requests) * source.index_row_stride * desc.page_size >
+      INT32_MAX) {
+    return invalid(
+        "{}.index_row_stride = {}: {} requests of {} columns of {}-token pages exceed "
+        "the 2^31 - 1 tokens a block table can address",
+        prefix, source.index_row_stride, varlen.num_requests, source.index_row_stride,
+        desc.page_size);
+  }
+  for (int b = 0; b < varlen.num_requests; ++b) {
+    const int64_t rows = varlen.cu_seqlens_q[b + 1] - varlen.cu_seqlens_q[b];
+    if (rows == 0) continue;
+    const int64_t tokens = varlen.kv_lens[b];  // the last row's causal length
+    int64_t entries = tokens;                  // a window reads up to token tokens - 1
+    if (desc.kind == SMLA_SOURCE_PREFIX) {
+      entries = tokens / desc.ratio;
+      if (entries > desc.width) {
+        return invalid(
+            "varlen.kv_lens[{}] = {}: its last row attends {} entries of ratio {}, "
+            "more than problem.sources[{}].width = {}",
+            b, tokens, entries, desc.ratio, s, desc.width);
+      }
+    }
+    const int64_t columns = (entries + desc.page_size - 1) / desc.page_size;
+    if (columns > source.index_row_stride) {
+      return invalid(
+          "{}.index_row_stride = {}: request {} (varlen.kv_lens[{}] = {}) reads {} "
+          "block-table columns (pages of {})",
+          prefix, source.index_row_stride, b, b, tokens, columns, desc.page_size);
+    }
+  }
+  return ok_status();
+}
+
 Status check_source(const smla_problem& problem, int s, const smla_source_args& source,
-                    int num_rows) {
+                    int num_rows, const smla_varlen* varlen) {
   const FieldName prefix("args.sources", s);
   const smla_source_desc& desc = problem.sources[s];
   if (source.num_pages < 0) {
@@ -261,6 +388,7 @@ Status check_source(const smla_problem& problem, int s, const smla_source_args& 
                    source.num_pages, source.num_pages, source.page_stride_bytes);
   }
   SMLA_TRY(check_required(source.indices, prefix / "indices", 4, "num_rows > 0"));
+  if (is_structured(desc)) return check_block_table(problem, s, source, *varlen);
   if (source.index_row_stride < desc.width) {
     return invalid("{}.index_row_stride = {}: must be >= problem.sources[{}].width = {}", prefix,
                    source.index_row_stride, s, desc.width);
@@ -328,19 +456,17 @@ Status validate_problem(const smla_problem* problem) {
           "SMLA_SOURCE_PREFIX (2)",
           prefix, kind);
     }
+    if (kind == SMLA_SOURCE_PREFIX) {
+      SMLA_TRY(check_range(prefix / "ratio", source.ratio, 1, SMLA_MAX_WIDTH));
+    } else if (source.ratio != 0) {
+      return invalid("{}.ratio = {}: must be 0 unless the source is a prefix", prefix,
+                     source.ratio);
+    }
   }
   SMLA_TRY(check_flag("problem.has_sink", problem->has_sink));
   SMLA_TRY(check_flag("problem.want_lse", problem->want_lse));
   // Only now, so that an invalid problem is never reported as merely unsupported.
   for (int s = 0; s < problem->num_sources; ++s) {
-    const int32_t kind = enum_bits(problem->sources[s].kind);
-    if (kind != SMLA_SOURCE_LIST) {
-      return error(SMLA_ERR_UNSUPPORTED,
-                   "problem.sources[{}].kind = {} ({}): not implemented yet (only "
-                   "SMLA_SOURCE_LIST is)",
-                   s, kind,
-                   kind == SMLA_SOURCE_WINDOW ? "SMLA_SOURCE_WINDOW" : "SMLA_SOURCE_PREFIX");
-    }
     // NOTE: the kernels address a token inside its page in 32-bit arithmetic.
     const int page_size = problem->sources[s].page_size;
     const int64_t page_bytes = smla_min_page_stride(problem->kv_layout, page_size);
@@ -356,11 +482,18 @@ Status validate_problem(const smla_problem* problem) {
 
 Status validate_max_rows(int max_rows) { return check_range("max_rows", max_rows, 1, kMaxRows); }
 
-Status validate_args(const smla_problem& problem, const smla_args* args) {
+Status validate_args(const smla_problem& problem, const smla_args* args,
+                     const smla_varlen* varlen) {
   if (!args) return invalid("args = NULL: required");
   SMLA_TRY(check_range("args.num_rows", args->num_rows, 0, kMaxRows));
   const int rows = args->num_rows;
   if (rows == 0) return ok_status();
+  const int structured = first_structured_source(problem);
+  if (structured >= 0 && !varlen) {
+    return invalid("varlen = NULL: required when problem.sources[{}].kind is {}", structured,
+                   kind_name(problem.sources[structured]));
+  }
+  if (varlen) SMLA_TRY(check_varlen(problem, *args, *varlen));
   const int heads = problem.num_heads;
   const bool fp8_q = problem.q_dtype == SMLA_FP8_E4M3;
   SMLA_TRY(check_vectors("args.q", args->q, fp8_q ? 1 : 2,
@@ -370,7 +503,7 @@ Status validate_args(const smla_problem& problem, const smla_args* args) {
     SMLA_TRY(check_scale("args.q_scale", args->q_scale, " (problem.q_dtype is SMLA_FP8_E4M3)"));
   }
   for (int s = 0; s < problem.num_sources; ++s) {
-    SMLA_TRY(check_source(problem, s, args->sources[s], rows));
+    SMLA_TRY(check_source(problem, s, args->sources[s], rows, varlen));
   }
   if (problem.kv_layout == SMLA_KV_FP8_UNIFORM) {
     SMLA_TRY(check_scale("args.kv_scale", args->kv_scale,
@@ -389,7 +522,7 @@ Status validate_args(const smla_problem& problem, const smla_args* args) {
   }
   // The outputs must not land on what the call reads, nor on each other: CTAs still reading an
   // input would see another's results.
-  CallArrays arrays(problem, *args);
+  CallArrays arrays(problem, *args, varlen);
   for (const CallArray& array : arrays) SMLA_TRY(check_no_wrap(array));
   for (const CallArray& written : arrays) {
     if (!written.written) continue;
@@ -410,11 +543,12 @@ double score_scale(const smla_problem& problem, const smla_args& args) {
 }
 
 Status validate_workspace_overlap(const smla_problem& problem, const smla_args& args,
-                                  const void* workspace, size_t used_bytes) {
+                                  const void* workspace, size_t used_bytes,
+                                  const smla_varlen* varlen) {
   if (used_bytes == 0 || args.num_rows == 0) return ok_status();
   // NOTE: on every split call's path, so nothing is allocated unless there is an error.
   const CallArray partials{-1, "workspace", workspace, static_cast<int64_t>(used_bytes), true};
-  for (const CallArray& array : CallArrays(problem, args)) {
+  for (const CallArray& array : CallArrays(problem, args, varlen)) {
     if (overlap(partials, array)) {
       return invalid(
           "workspace = {}: the {} bytes this call writes there overlap {} ({} bytes at {})",
@@ -424,32 +558,8 @@ Status validate_workspace_overlap(const smla_problem& problem, const smla_args& 
   return ok_status();
 }
 
-Status validate_varlen(const smla_args& args, const smla_varlen* varlen) {
+Status require_varlen(const smla_varlen* varlen) {
   if (!varlen) return invalid("varlen = NULL: required");
-  if (args.num_rows == 0) return ok_status();
-  const int64_t requests = varlen->num_requests;
-  if (requests < 1) {
-    return invalid("varlen.num_requests = {}: must be >= 1 when num_rows > 0", requests);
-  }
-  const int32_t* cu = varlen->cu_seqlens_q;
-  SMLA_TRY(check_required(cu, "varlen.cu_seqlens_q", 4, "num_rows > 0"));
-  if (cu[0] != 0) return invalid("varlen.cu_seqlens_q[0] = {}: must be 0", cu[0]);
-  for (int64_t i = 1; i <= requests; ++i) {
-    if (cu[i] < cu[i - 1]) {
-      return invalid("varlen.cu_seqlens_q[{}] = {}: must be >= varlen.cu_seqlens_q[{}] = {}", i,
-                     cu[i], i - 1, cu[i - 1]);
-    }
-  }
-  if (cu[requests] != args.num_rows) {
-    return invalid("varlen.cu_seqlens_q[{}] = {}: must equal args.num_rows = {}", requests,
-                   cu[requests], args.num_rows);
-  }
-  SMLA_TRY(check_required(varlen->kv_lens, "varlen.kv_lens", 4, "num_rows > 0"));
-  for (int64_t i = 0; i < requests; ++i) {
-    if (varlen->kv_lens[i] < 0) {
-      return invalid("varlen.kv_lens[{}] = {}: must be >= 0", i, varlen->kv_lens[i]);
-    }
-  }
   return ok_status();
 }
 

@@ -13,8 +13,8 @@ namespace smla {
 namespace decode {
 
 using namespace cfg;
-constexpr DecodeShape kShape = {kHeadsPerCta, kWarps,      kTileEntries, kStages, kSegmentTiles,
-                                kLayout,      kNumSources, kWidth0,      kWidth1, kHeadsOnM,
+constexpr DecodeShape kShape = {kHeadsPerCta, kWarps,      kTileEntries, kStages,    kSegmentTiles,
+                                kLayout,      kNumSources, kWidth0,      kWidth1,    kHeadsOnM,
                                 kWgmma,       kQFp8,       kWantLse,     kE4m3Scores};
 constexpr DecodeGeometry kGeo = decode_geometry(kShape);
 
@@ -59,6 +59,41 @@ SMLA_DEVICE int clamp_length(const int* lengths, int row, int width) {
   if (lengths == nullptr) return width;
   const int length = lengths[row];
   return length < 0 ? 0 : (length > width ? width : length);
+}
+
+// Source kinds (smla_source_kind values): a per-row index table, or a window or a prefix of the
+// row's request's block table.
+constexpr int kKindList = 0;
+constexpr int kKindWindow = 1;
+constexpr int kKindPrefix = 2;
+constexpr bool kStructured = kKind0 != kKindList || (kNumSources > 1 && kKind1 != kKindList);
+
+// A row's entries of one source: a list's length (clamped to its width); a window's tokens
+// max(0, pos - width + 1) .. pos (*first the first); a prefix's floor((pos + 1) / ratio) entries,
+// at most its width. NOTE: pos is 64-bit and *first kept below 2^31 - width, so that whatever a
+// replayed graph's device arrays hold, no token number overflows.
+template <int kKind, int kWidth, int kRatio>
+SMLA_DEVICE int source_length(const int* lengths, int row, i64 pos, int* first) {
+  if (kKind == kKindList) return clamp_length(lengths, row, kWidth);
+  const i64 count = kKind == kKindWindow ? pos + 1 : (pos + 1) / (kRatio > 0 ? kRatio : 1);
+  const int length = count < 0 ? 0 : (count > kWidth ? kWidth : (int)count);
+  if (kKind == kKindWindow) {
+    const i64 start = pos + 1 - length;  // >= 0 whenever length > 0
+    *first = start > (i64)(0x7fffffff - kWidth) ? 0x7fffffff - kWidth : (int)max(start, (i64)0);
+  }
+  return length;
+}
+
+// A structured source's span of `length` entries from `first`, cut where its request's
+// block-table row ends (columns past index_row_stride are never read); *base its first
+// block-table position. NOTE: validation keeps num_requests * index_row_stride * page_size
+// below 2^31, so positions fit an int.
+template <int kPageSize>
+SMLA_DEVICE int table_span(const SourceParams& src, int request, int first, int length, int* base) {
+  const i64 capacity = src.index_row_stride * kPageSize;
+  if (first >= capacity) return 0;
+  *base = (int)(request * capacity + first);
+  return (int)min((i64)length, capacity - first);
 }
 
 SMLA_DEVICE TileWalk make_walk(int length0, int length1, int begin, int end) {
@@ -115,20 +150,49 @@ static_assert(!kOperandStages || kTileEntries == 64, "operand stages of 64 entri
 constexpr bool kConstantChunkStride = !kBf16Kv && !kOperandStages;
 SMLA_DEVICE int gathered_entry() { return threadIdx.x / kThreadsPerEntry; }
 
-// The index of this thread's entry of source `kSource`'s tile `local` (or -1 past the length).
-template <int kSource>
-SMLA_DEVICE int load_entry_index(const DecodeParams& p, int length, int row, int local) {
-  const SourceParams& src = p.sources[kSource];
-  const int column = local * kTileEntries + gathered_entry();
-  if (column >= length) return -1;
-  return __ldg(src.indices + (i64)row * src.index_row_stride + column);
+// The work of one CTA, head group fastest, so the CTAs that read the same entries run side by
+// side. Whole-row mode: one CTA a row. Split mode cuts each row into items: item 0 is the row's
+// first p.prefix_segments segments, folded as whole-row mode folds them, each later item one
+// segment; the combine kernel folds a row's items in order, so a row's bits are those of its
+// whole-row CTA whatever the cut. With prefix items the grid has a row of CTAs per item
+// (blockIdx.y = k), so that items 0, the longest, come first; without, CTA (row, k, head group)
+// along x.
+// NOTE: prefix calls take k from the grid, with no division by the runtime row count; the
+// prefix path costs plain splits ~2% (a 1-row call of 16 heads on an H100: 8.12 against 7.97 us
+// without it).
+struct WorkItem {
+  i64 item;  // the CTA's index, in split mode its partial's slot
+  int row, head_group, begin, end, length0, length1;
+  // Structured sources: the row's first entry as a block-table position, (its request's table
+  // row) * page_size + (its first logical entry); entry c of the row is at base + c.
+  int base0, base1;
+};
+
+// The physical index of the entry at block-table position `position` (table element
+// position / page_size), or -1 where the page is out of range: never read past it.
+template <int kPageSize>
+SMLA_DEVICE int block_table_index(const SourceParams& src, int position) {
+  const int page = __ldg(src.indices + position / kPageSize);
+  if (page < 0 || (i64)page * kPageSize >= src.index_limit) return -1;
+  return page * kPageSize + position % kPageSize;
 }
 
-SMLA_DEVICE int load_tile_index(const DecodeParams& p, int length0, int length1, int row,
-                                int tile) {
+// The index of this thread's entry of source `kSource`'s tile `local` (or -1 past the length).
+template <int kSource>
+SMLA_DEVICE int load_entry_index(const DecodeParams& p, const WorkItem& w, int local) {
+  const SourceParams& src = p.sources[kSource];
+  const int column = local * kTileEntries + gathered_entry();
+  if (column >= (kSource == 0 ? w.length0 : w.length1)) return -1;
+  constexpr int kKind = kSource == 0 ? kKind0 : kKind1;
+  if (kKind == kKindList) return __ldg(src.indices + (i64)w.row * src.index_row_stride + column);
+  constexpr int kPage = kSource == 0 ? kPageSize0 : kPageSize1;
+  return block_table_index<kPage>(src, (kSource == 0 ? w.base0 : w.base1) + column);
+}
+
+SMLA_DEVICE int load_tile_index(const DecodeParams& p, const WorkItem& w, int tile) {
   if (threadIdx.x >= kGatherThreads) return -1;
-  if (tile < kGeo.tiles0) return load_entry_index<0>(p, length0, row, tile);
-  return load_entry_index<1>(p, length1, row, tile - kGeo.tiles0);
+  if (tile < kGeo.tiles0) return load_entry_index<0>(p, w, tile);
+  return load_entry_index<1>(p, w, tile - kGeo.tiles0);
 }
 
 // Issues this thread's copies of one tile of source `kSource` into `stage` (zero-filled where
@@ -195,13 +259,13 @@ struct GatherRing {
   int index_tile;   // the tile of position i + kStages + 1
 
   SMLA_DEVICE void start(const DecodeParams& p, unsigned char* smem, const TileWalk& walk,
-                         int length0, int length1, int row) {
+                         const WorkItem& w) {
     fetch_tile = walk.first;
     int tiles[kStages - 1], first[kStages - 1];
 #pragma unroll
     for (int j = 0; j < kStages - 1; ++j) {
       tiles[j] = fetch_tile;
-      first[j] = j < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
+      first[j] = j < walk.count ? load_tile_index(p, w, fetch_tile) : -1;
       fetch_tile = walk.next(fetch_tile);
     }
 #pragma unroll
@@ -209,26 +273,22 @@ struct GatherRing {
       if (j < walk.count) gather_tile(p, smem, tiles[j], j, first[j]);
       cp_async_commit();
     }
-    next_index =
-        kStages - 1 < walk.count ? load_tile_index(p, length0, length1, row, fetch_tile) : -1;
+    next_index = kStages - 1 < walk.count ? load_tile_index(p, w, fetch_tile) : -1;
     index_tile = walk.next(walk.next(fetch_tile));
-    later_index = kStages < walk.count
-                      ? load_tile_index(p, length0, length1, row, walk.next(fetch_tile))
-                      : -1;
+    later_index = kStages < walk.count ? load_tile_index(p, w, walk.next(fetch_tile)) : -1;
     fetch_stage = kStages - 1;
   }
 
   // Position i, in `stage`, is about to be computed: issues position i + kStages - 1's copies
   // into the stage position i - 1 used.
   SMLA_DEVICE void advance(const DecodeParams& p, unsigned char* smem, const TileWalk& walk,
-                           int length0, int length1, int row, int i, int stage) {
+                           const WorkItem& w, int i, int stage) {
     if (i + kStages - 1 < walk.count) gather_tile(p, smem, fetch_tile, fetch_stage, next_index);
     cp_async_commit();
     fetch_tile = walk.next(fetch_tile);
     fetch_stage = stage;
     next_index = later_index;
-    later_index =
-        i + kStages + 1 < walk.count ? load_tile_index(p, length0, length1, row, index_tile) : -1;
+    later_index = i + kStages + 1 < walk.count ? load_tile_index(p, w, index_tile) : -1;
     index_tile = walk.next(index_tile);
   }
 };
@@ -415,21 +475,6 @@ SMLA_DEVICE float sink_log2(const DecodeParams& p, int head) {
 // Whether a CTA may walk several segments (whole rows, prefix items), folding each into a total.
 constexpr bool kFolds = kGeo.segments > 1;
 
-// The work of one CTA, head group fastest, so the CTAs that read the same entries run side by
-// side. Whole-row mode: one CTA a row. Split mode cuts each row into items: item 0 is the row's
-// first p.prefix_segments segments, folded as whole-row mode folds them, each later item one
-// segment; the combine kernel folds a row's items in order, so a row's bits are those of its
-// whole-row CTA whatever the cut. With prefix items the grid has a row of CTAs per item
-// (blockIdx.y = k), so that items 0, the longest, come first; without, CTA (row, k, head group)
-// along x.
-// NOTE: prefix calls take k from the grid, with no division by the runtime row count; the
-// prefix path costs plain splits ~2% (a 1-row call of 16 heads on an H100: 8.12 against 7.97 us
-// without it).
-struct WorkItem {
-  i64 item;  // the CTA's index, in split mode its partial's slot
-  int row, head_group, begin, end, length0, length1;
-};
-
 SMLA_DEVICE WorkItem work_item(const DecodeParams& p) {
   WorkItem w;
   w.item = blockIdx.x + (i64)blockIdx.y * gridDim.x;
@@ -448,8 +493,38 @@ SMLA_DEVICE WorkItem work_item(const DecodeParams& p) {
     w.begin = 0;
     w.end = kGeo.tiles;
   }
-  w.length0 = clamp_length(p.sources[0].lengths, w.row, kWidth0);
-  w.length1 = kNumSources > 1 ? clamp_length(p.sources[1].lengths, w.row, kWidth1) : 0;
+  w.base0 = w.base1 = 0;
+  i64 pos = 0;  // the row's position in its request, for structured sources
+  int request = 0;
+  if (kStructured) {
+    // The row's request: the last b with cu_seqlens_q[b] <= row. NOTE: the device arrays may
+    // change on a graph replay; whatever they hold, b stays in [0, num_requests).
+    int lo = 0, hi = p.num_requests - 1;
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (__ldg(p.cu_seqlens_q + mid) <= w.row) {
+        lo = mid;
+      } else {
+        hi = mid - 1;
+      }
+    }
+    request = lo;
+    const i64 start = __ldg(p.cu_seqlens_q + lo), end = __ldg(p.cu_seqlens_q + lo + 1);
+    pos = (i64)__ldg(p.kv_lens + lo) - (end - start) + (w.row - start);
+  }
+  int first = 0;
+  w.length0 = source_length<kKind0, kWidth0, kRatio0>(p.sources[0].lengths, w.row, pos, &first);
+  if (kKind0 != kKindList) {
+    w.length0 = table_span<kPageSize0>(p.sources[0], request, first, w.length0, &w.base0);
+  }
+  w.length1 = 0;
+  if (kNumSources > 1) {
+    first = 0;
+    w.length1 = source_length<kKind1, kWidth1, kRatio1>(p.sources[1].lengths, w.row, pos, &first);
+    if (kKind1 != kKindList) {
+      w.length1 = table_span<kPageSize1>(p.sources[1], request, first, w.length1, &w.base1);
+    }
+  }
   return w;
 }
 

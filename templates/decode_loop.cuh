@@ -36,7 +36,7 @@ SMLA_DEVICE void run_tiles(Path& path, const DecodeParams& p, const WorkItem w) 
   path.init(p);
   const TileWalk walk = make_walk(w.length0, w.length1, w.begin, w.end);
   GatherRing ring;
-  ring.start(p, smem, walk, w.length0, w.length1, w.row);
+  ring.start(p, smem, walk, w);
   // After the first copies are issued, so that the query's latency overlaps theirs.
   path.start(p, w);
 
@@ -50,7 +50,7 @@ SMLA_DEVICE void run_tiles(Path& path, const DecodeParams& p, const WorkItem w) 
     path.landed();
     // Position i has landed for every thread, and every warp is done with position i - 1.
     __syncthreads();
-    ring.advance(p, smem, walk, w.length0, w.length1, w.row, i, stage);
+    ring.advance(p, smem, walk, w, i, stage);
     path.scores(p, stage);
     path.softmax(segment_fresh);
     path.values(stage, segment_fresh);

@@ -9,9 +9,9 @@ struct SourceParams {
   const unsigned char* cache;
   long long page_stride_bytes;
   long long index_limit;        // num_pages * page_size: indices in [0, limit) are valid
-  const int* indices;
+  const int* indices;           // index table (list) or block table (window, prefix)
   long long index_row_stride;   // elements
-  const int* lengths;           // [num_rows] or null
+  const int* lengths;           // list: [num_rows] or null
 };
 
 struct DecodeParams {
@@ -24,6 +24,9 @@ struct DecodeParams {
   long long q_head_stride;
   float score_scale_log2;       // softmax_scale * log2(e) [* q_scale] [* kv_scale]
   float out_scale;              // kv_scale for the uniform layout, else 1
+  int num_requests;             // the varlen description, or 0 (list sources only)
+  const int* cu_seqlens_q;      // [num_requests + 1] row offsets, or null
+  const int* kv_lens;           // [num_requests] tokens per request, or null
   SourceParams sources[2];
   const float* sink;            // [num_heads] or null
   void* out;                    // bf16

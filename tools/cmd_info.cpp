@@ -63,7 +63,7 @@ int run_selftest() {
     p.q_dtype = SMLA_BF16;
     p.q_len = 1;
     p.num_sources = 1;
-    p.sources[0] = {SMLA_SOURCE_LIST, 4, n + 3};
+    p.sources[0] = {SMLA_SOURCE_LIST, 4, n + 3, 0};
     p.has_sink = 1;
     p.want_lse = 1;
     std::vector<uint16_t> q(2 * 512), cache(4 * 512, 0);

@@ -51,7 +51,7 @@ Status ProblemOptions::resolve(std::vector<std::pair<std::string, smla_problem>>
         return error(SMLA_ERR_INVALID_ARGUMENT,
                      "--sources \"{}\": expected page_size:width[,page_size:width]", sources);
       }
-      p.sources[p.num_sources++] = {SMLA_SOURCE_LIST, page, width};
+      p.sources[p.num_sources++] = {SMLA_SOURCE_LIST, page, width, 0};
     }
     d.layers.push_back(layer);
     d.q_lens = {1};

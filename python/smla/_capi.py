@@ -40,7 +40,7 @@ PACKED_DATA_BYTES = 576
 BF16_TOKEN_BYTES = 1024
 
 # The soname this package speaks to: 0.x releases may change the ABI between minor versions.
-SONAME = "libsmla.so.0.4"
+SONAME = "libsmla.so.0.5"
 
 
 class Options(ctypes.Structure):
@@ -56,7 +56,12 @@ class Options(ctypes.Structure):
 
 
 class SourceDesc(ctypes.Structure):
-    _fields_ = [("kind", ctypes.c_int), ("page_size", ctypes.c_int), ("width", ctypes.c_int)]
+    _fields_ = [
+        ("kind", ctypes.c_int),
+        ("page_size", ctypes.c_int),
+        ("width", ctypes.c_int),
+        ("ratio", ctypes.c_int),
+    ]
 
 
 class Problem(ctypes.Structure):
@@ -106,6 +111,8 @@ class Varlen(ctypes.Structure):
         ("num_requests", ctypes.c_int),
         ("cu_seqlens_q", ctypes.c_void_p),
         ("kv_lens", ctypes.c_void_p),
+        ("device_cu_seqlens_q", ctypes.c_void_p),
+        ("device_kv_lens", ctypes.c_void_p),
     ]
 
 
@@ -190,6 +197,7 @@ def _declare(l):
         ctypes.c_void_p,
         ctypes.POINTER(Problem),
         ctypes.POINTER(Args),
+        ctypes.POINTER(Varlen),
         ctypes.c_void_p,
         ctypes.c_size_t,
         ctypes.c_void_p,

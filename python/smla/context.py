@@ -58,7 +58,8 @@ class Context:
     def decode(self, problem_c, args_c, workspace_ptr, workspace_bytes, stream_ptr):
         """smla_decode on C structs and raw pointers (the layer object builds them)."""
         check(_capi.lib().smla_decode(self.handle, ctypes.byref(problem_c), ctypes.byref(args_c),
-                                      workspace_ptr, workspace_bytes, stream_ptr), "smla_decode")
+                                      None, workspace_ptr, workspace_bytes, stream_ptr),
+              "smla_decode")
 
     def close(self):
         with self._lock:
@@ -92,5 +93,5 @@ def cache_build(problems, arch, cache_path=None, max_rows=1024):
 
 
 def version():
-    """The library's version ("0.4.0")."""
+    """The library's version ("0.5.0")."""
     return _capi.lib().smla_version().decode()

@@ -94,12 +94,13 @@ static call valid_call(int num_rows) {
 }
 
 static smla_status decode(smla_context* ctx, const call* c) {
-  return smla_decode(ctx, &c->problem, &c->args, NULL, 0, NULL);
+  return smla_decode(ctx, &c->problem, &c->args, NULL, NULL, 0, NULL);
 }
 
 static void check_problem_errors(smla_context* ctx) {
   call c = valid_call(4);
-  expect_invalid("decode: NULL problem", smla_decode(ctx, NULL, &c.args, NULL, 0, NULL), "problem");
+  expect_invalid("decode: NULL problem", smla_decode(ctx, NULL, &c.args, NULL, NULL, 0, NULL),
+                 "problem");
   c.problem.num_heads = 0;
   expect_invalid("decode: 0 heads", decode(ctx, &c), "num_heads");
   c.problem.num_heads = 129;
@@ -124,14 +125,15 @@ static void check_problem_errors(smla_context* ctx) {
   expect_invalid("decode: has_sink 2", decode(ctx, &c), "has_sink");
   c = valid_call(4);
   c.problem.sources[1].kind = SMLA_SOURCE_WINDOW;
-  expect_error("decode: reserved kind", decode(ctx, &c), SMLA_ERR_UNSUPPORTED, "sources[1].kind");
+  expect_invalid("decode: window without varlen", decode(ctx, &c), "varlen = NULL");
   c.problem.num_heads = 0;
-  expect_invalid("decode: reserved kind and 0 heads", decode(ctx, &c), "num_heads");
+  expect_invalid("decode: window and 0 heads", decode(ctx, &c), "num_heads");
 }
 
 static void check_args_errors(smla_context* ctx) {
   call c = valid_call(4);
-  expect_invalid("decode: NULL args", smla_decode(ctx, &c.problem, NULL, NULL, 0, NULL), "args");
+  expect_invalid("decode: NULL args", smla_decode(ctx, &c.problem, NULL, NULL, NULL, 0, NULL),
+                 "args");
   c.args.num_rows = -1;
   expect_invalid("decode: -1 rows", decode(ctx, &c), "num_rows");
   c = valid_call(4);
@@ -197,9 +199,9 @@ static void check_source_and_workspace_errors(smla_context* ctx) {
                  "sources[0].index_row_stride");
   c = valid_call(4);
   expect_invalid("decode: misaligned workspace",
-                 smla_decode(ctx, &c.problem, &c.args, fake(10, 8), 4096, NULL), "workspace");
+                 smla_decode(ctx, &c.problem, &c.args, NULL, fake(10, 8), 4096, NULL), "workspace");
   expect_invalid("decode: NULL workspace with bytes",
-                 smla_decode(ctx, &c.problem, &c.args, NULL, 4096, NULL), "workspace");
+                 smla_decode(ctx, &c.problem, &c.args, NULL, NULL, 4096, NULL), "workspace");
   expect_invalid("decode: NULL context", decode(NULL, &c), "ctx");
 }
 
@@ -237,8 +239,8 @@ static void check_prepare(smla_context* ctx) {
   expect_invalid("prepare: NULL workspace_bytes", smla_prepare(ctx, &c.problem, 8, NULL),
                  "workspace_bytes");
   c.problem.sources[0].kind = SMLA_SOURCE_PREFIX;
-  expect_error("prepare: reserved kind", smla_prepare(ctx, &c.problem, 8, &bytes),
-               SMLA_ERR_UNSUPPORTED, "sources[0].kind");
+  expect_invalid("prepare: prefix without ratio", smla_prepare(ctx, &c.problem, 8, &bytes),
+                 "sources[0].ratio");
 }
 
 static void check_valid_calls(smla_context* ctx) {

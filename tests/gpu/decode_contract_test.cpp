@@ -71,9 +71,9 @@ void expect_slices_match_full_call(const ref::HostCase& host,
   for (const auto& slice : slices) {
     ASSERT_TRUE(dc.poison_outputs().is_ok());
     const smla_args args = row_slice(host.problem, dc.args(), slice.first, slice.second);
-    ASSERT_EQ(
-        smla_decode(env.ctx, &host.problem, &args, workspace.get(), workspace_bytes, env.stream),
-        SMLA_OK)
+    ASSERT_EQ(smla_decode(env.ctx, &host.problem, &args, nullptr, workspace.get(), workspace_bytes,
+                          env.stream),
+              SMLA_OK)
         << smla_last_error();
     ASSERT_TRUE(env.session->synchronize(env.stream).is_ok());
     std::vector<uint16_t> out;
@@ -240,8 +240,8 @@ TEST(DecodeContract, CapturedGraphReplaysAfterTablesChange) {
 
     const CudaDriver& d = env.session->driver();
     ASSERT_EQ(d.cuStreamBeginCapture(env.stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-    const smla_status captured = smla_decode(env.ctx, &host.problem, &dc.args(), workspace.get(),
-                                             workspace_bytes, env.stream);
+    const smla_status captured = smla_decode(env.ctx, &host.problem, &dc.args(), nullptr,
+                                             workspace.get(), workspace_bytes, env.stream);
     CUgraph graph = nullptr;
     ASSERT_EQ(d.cuStreamEndCapture(env.stream, &graph), CUDA_SUCCESS);
     ASSERT_EQ(captured, SMLA_OK) << smla_last_error();
@@ -285,7 +285,8 @@ TEST(DecodeContract, CapturingWithoutPrepareIsNotReady) {
   ASSERT_EQ(smla_context_create(nullptr, &fresh), SMLA_OK);
   const CudaDriver& d = env.session->driver();
   ASSERT_EQ(d.cuStreamBeginCapture(env.stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-  const smla_status rc = smla_decode(fresh, &host.problem, &dc.args(), nullptr, 0, env.stream);
+  const smla_status rc =
+      smla_decode(fresh, &host.problem, &dc.args(), nullptr, nullptr, 0, env.stream);
   const std::string message = smla_last_error();
   CUgraph graph = nullptr;
   EXPECT_EQ(d.cuStreamEndCapture(env.stream, &graph), CUDA_SUCCESS);
@@ -308,8 +309,8 @@ TEST(DecodeContract, ShortWorkspaceIsRejected) {
   ASSERT_GT(workspace_bytes, 16u);
   DeviceBuffer workspace;
   ASSERT_TRUE(env.session->allocate(workspace_bytes, &workspace).is_ok());
-  EXPECT_EQ(smla_decode(env.ctx, &host.problem, &dc.args(), workspace.get(), workspace_bytes - 16,
-                        env.stream),
+  EXPECT_EQ(smla_decode(env.ctx, &host.problem, &dc.args(), nullptr, workspace.get(),
+                        workspace_bytes - 16, env.stream),
             SMLA_ERR_WORKSPACE);
   EXPECT_NE(std::string(smla_last_error()).find("workspace"), std::string::npos);
 }

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <utility>
 
 #include "deployments/deployment.h"
+#include "reference/structured_sources.h"
 
 namespace smla::gpu_test {
 
@@ -72,7 +74,7 @@ smla_problem make_problem(int heads, smla_kv_layout layout, smla_dtype q_dtype, 
   p.q_len = q_len;
   p.num_sources = static_cast<int>(sources.size());
   int s = 0;
-  for (const auto& src : sources) p.sources[s++] = {SMLA_SOURCE_LIST, src.first, src.second};
+  for (const auto& src : sources) p.sources[s++] = {SMLA_SOURCE_LIST, src.first, src.second, 0};
   p.has_sink = sink;
   p.want_lse = lse;
   return p;
@@ -88,8 +90,28 @@ ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed) {
   return spec;
 }
 
+smla_problem with_structured_sources(smla_problem problem, int prefix_ratio) {
+  problem.sources[0].kind = SMLA_SOURCE_WINDOW;
+  if (prefix_ratio > 0) {
+    problem.sources[1].kind = SMLA_SOURCE_PREFIX;
+    problem.sources[1].ratio = prefix_ratio;
+  }
+  return problem;
+}
+
+ref::CaseSpec requests_spec(const smla_problem& problem, std::vector<int> rows,
+                            std::vector<int> cached, uint64_t seed) {
+  int total = 0;
+  for (const int r : rows) total += r;
+  ref::CaseSpec spec = spec_for(problem, total, seed);
+  spec.request_rows = std::move(rows);
+  spec.cached_tokens = std::move(cached);
+  for (ref::SourceSpec& source : spec.sources) source.invalid_fraction = 0.02;
+  return spec;
+}
+
 CheckResult check_case(const ref::CaseSpec& spec, const char* what,
-                       const DeviceCaseOptions& options, smla_context* ctx) {
+                       const DeviceCaseOptions& options, smla_context* ctx, CallEntry entry) {
   GpuEnv& env = GpuEnv::get();
   if (ctx == nullptr) ctx = env.ctx;
   if (prewarmed(spec.problem, ctx)) return {};
@@ -100,8 +122,10 @@ CheckResult check_case(const ref::CaseSpec& spec, const char* what,
   CheckResult result;
   result.status = DeviceCase::upload(*env.session, host, options, &device_case);
   if (result.status) {
-    const ref::ReferenceResult reference = ref::attention(host.problem, host.host_args());
-    result = run_and_compare(ctx, *env.session, device_case, reference, env.stream);
+    const smla_varlen varlen = host.host_varlen();
+    const ref::ReferenceResult reference =
+        ref::varlen_attention(host.problem, host.host_args(), &varlen);
+    result = run_and_compare(ctx, *env.session, device_case, reference, env.stream, entry);
   }
   EXPECT_TRUE(result.status.is_ok()) << label << ": " << result.status.message();
   if (result.status) {

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "harness/device_case.h"
 #include "harness/device_session.h"
@@ -47,14 +48,22 @@ smla_problem make_problem(int heads, smla_kv_layout layout, smla_dtype q_dtype, 
                           std::initializer_list<std::pair<int, int>> sources, bool sink = true,
                           bool lse = true);
 
+// `problem` with source 0 a window and, when prefix_ratio > 0, source 1 a prefix of that ratio.
+smla_problem with_structured_sources(smla_problem problem, int prefix_ratio);
+
 // A random case of `problem` with non-unit fp8 scales (q_scale 0.75 for fp8 q, kv_scale 1.5 for
 // the uniform layout), so a scale applied twice or not at all fails.
 ref::CaseSpec spec_for(const smla_problem& problem, int rows, uint64_t seed);
+// The same for a problem with structured sources: request b has rows[b] new rows over
+// cached[b] cached tokens; 2% of the block-table entries are invalid.
+ref::CaseSpec requests_spec(const smla_problem& problem, std::vector<int> rows,
+                            std::vector<int> cached, uint64_t seed);
 
 // Builds a random case, runs it on the device in `ctx` (null: the shared context) and checks it
 // against the reference; returns the result for further checks. Adds a failure (with the case
 // described) when it fails.
 CheckResult check_case(const ref::CaseSpec& spec, const char* what,
-                       const DeviceCaseOptions& options = {}, smla_context* ctx = nullptr);
+                       const DeviceCaseOptions& options = {}, smla_context* ctx = nullptr,
+                       CallEntry entry = CallEntry::kDecode);
 
 }  // namespace smla::gpu_test

@@ -69,6 +69,21 @@ TEST(Sanitized, SourceWithoutPages) {
   }
 }
 
+// Window and prefix sources: block-table reads stay inside the tables and the pages they name
+// (an HCA chunk over a cached prefix beside a new request, at 16 and 128 heads).
+TEST(Sanitized, StructuredSources) {
+  SMLA_REQUIRE_GPU();
+  DeviceCaseOptions exact;
+  exact.guard_bytes = 0;
+  uint64_t seed = 1400;
+  for (const int heads : {16, 128}) {
+    const smla_problem hca = with_structured_sources(
+        make_problem(heads, SMLA_KV_FP8_PACKED, SMLA_BF16, 1, {{256, 128}, {2, 64}}), 128);
+    check_case(requests_spec(hca, {5, 2}, {700, 0}, ++seed), "sanitized, structured", exact,
+               nullptr, CallEntry::kPrefill);
+  }
+}
+
 // Batch-variant mode: the few-row split (20 one-tile segments a row, so the combine kernel's
 // two-dims-a-thread shape), a wave split, and on sm_90a the wgmma kernel (64 CTAs of 64 heads;
 // the default tiles elsewhere: bf16 q copied by cp.async, the output through shared memory;

@@ -20,6 +20,7 @@ int main(void) {
   FIELD(smla_source_desc, kind);
   FIELD(smla_source_desc, page_size);
   FIELD(smla_source_desc, width);
+  FIELD(smla_source_desc, ratio);
   SIZE(smla_source_desc);
   FIELD(smla_problem, num_heads);
   FIELD(smla_problem, q_dtype);
@@ -54,6 +55,8 @@ int main(void) {
   FIELD(smla_varlen, num_requests);
   FIELD(smla_varlen, cu_seqlens_q);
   FIELD(smla_varlen, kv_lens);
+  FIELD(smla_varlen, device_cu_seqlens_q);
+  FIELD(smla_varlen, device_kv_lens);
   SIZE(smla_varlen);
   /* Enumerators the package spells out, as "enum NAME value". */
   printf("enum SMLA_ERR_INTERNAL %d\n", SMLA_ERR_INTERNAL);

@@ -12,7 +12,7 @@ CSA = smla.Problem(num_heads=16, sources=[smla.Source(256, 128), smla.Source(64,
 
 
 def test_version_is_the_librarys():
-    assert smla.version() == "0.4.0"
+    assert smla.version() == "0.5.0"
 
 
 def test_prepare_compiles_into_the_cache(tmp_path):

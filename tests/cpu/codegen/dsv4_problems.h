@@ -24,7 +24,7 @@ inline smla_problem dsv4_window_problem(int heads) {
   problem.kv_layout = SMLA_KV_FP8_PACKED;
   problem.q_len = 1;
   problem.num_sources = 1;
-  problem.sources[0] = {SMLA_SOURCE_LIST, 256, 128};
+  problem.sources[0] = {SMLA_SOURCE_LIST, 256, 128, 0};
   problem.has_sink = 1;
   return problem;
 }
@@ -32,7 +32,17 @@ inline smla_problem dsv4_window_problem(int heads) {
 inline smla_problem dsv4_compressed_problem(int heads, int page_size, int width) {
   smla_problem problem = dsv4_window_problem(heads);
   problem.num_sources = 2;
-  problem.sources[1] = {SMLA_SOURCE_LIST, page_size, width};
+  problem.sources[1] = {SMLA_SOURCE_LIST, page_size, width, 0};
+  return problem;
+}
+
+// The same layers as a server's structured sources: the window as SMLA_SOURCE_WINDOW, and HCA's
+// compressed cache (`prefix_ratio` 128) as SMLA_SOURCE_PREFIX; `prefix_ratio` 0 keeps CSA's
+// compressed source a top-k list.
+inline smla_problem dsv4_structured_problem(int heads, int page_size, int width, int prefix_ratio) {
+  smla_problem problem = dsv4_compressed_problem(heads, page_size, width);
+  problem.sources[0].kind = SMLA_SOURCE_WINDOW;
+  if (prefix_ratio > 0) problem.sources[1] = {SMLA_SOURCE_PREFIX, page_size, width, prefix_ratio};
   return problem;
 }
 

@@ -88,7 +88,7 @@ TEST(KernelKeyFields, UnusedProblemFieldsDoNotChangeTheText) {
   {
     SCOPED_TRACE("a one-source problem's second source is not read");
     smla_problem stale = window;
-    stale.sources[1] = {SMLA_SOURCE_LIST, 64, 512};
+    stale.sources[1] = {SMLA_SOURCE_LIST, 64, 512, 0};
     EXPECT_EQ(decode_key(stale).text(), base);
   }
   {

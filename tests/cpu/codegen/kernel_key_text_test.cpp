@@ -72,6 +72,18 @@ TEST(KernelKeyText, IsSpelledOutFieldByField) {
   }
 }
 
+TEST(KernelKeyText, NamesStructuredSources) {
+  const smla_problem hca = test::dsv4_structured_problem(16, 2, 1024, 128);
+  expect_texts(DecodeKernel::of(test::arch_of("sm_90a"), hca, tile(16, 8, 32, 3, 4, 2)),
+               "family=decode;arch=sm_90a;heads=16;q=bf16;src0=fp8_packed.p256.w128.window;"
+               "src1=fp8_packed.p2.w1024.prefix128;sink=1;lse=0;qk=16bit;"
+               "tile=hg16.w8.te32.st3.seg4.mb2.mma_sync",
+               "family=combine;arch=sm_90a;heads=16;hg=16;segments=9;sink=1;lse=0");
+  EXPECT_STREQ(source_kind_name(SMLA_SOURCE_LIST), "list");
+  EXPECT_STREQ(source_kind_name(SMLA_SOURCE_WINDOW), "window");
+  EXPECT_STREQ(source_kind_name(SMLA_SOURCE_PREFIX), "prefix");
+}
+
 TEST(KernelKeyText, NamesTheE4m3ScoresOfEachPath) {
   smla_problem problem = test::dsv4_compressed_problem(128, 64, 1024);
   problem.kv_layout = SMLA_KV_FP8_UNIFORM;

@@ -153,7 +153,7 @@ TEST_F(ContextOnDevice, AContextThatCannotBeMadeCurrentFailsTheCall) {
       << prepared.message();
   EXPECT_EQ(fake_->modules_loaded, loaded);
   const Status decoded =
-      context->decode(valid_problem(), valid_args(valid_problem(), 1),
+      context->decode(valid_problem(), valid_args(valid_problem(), 1), nullptr,
                       validate_test::fake_pointer<void>(10), workspace_bytes, nullptr);
   EXPECT_EQ(decoded.code(), SMLA_ERR_CUDA);
   EXPECT_NE(decoded.message().find("cuCtxPushCurrent failed"), std::string::npos)

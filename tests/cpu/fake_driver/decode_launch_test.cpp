@@ -37,8 +37,8 @@ Prepared prepare(std::unique_ptr<Context> context) {
 }
 
 Status decode(const Prepared& p, int num_rows, CUstream stream = nullptr) {
-  return p.context->decode(valid_problem(), valid_args(valid_problem(), num_rows), p.workspace,
-                           p.workspace_bytes, stream);
+  return p.context->decode(valid_problem(), valid_args(valid_problem(), num_rows), nullptr,
+                           p.workspace, p.workspace_bytes, stream);
 }
 
 // A kernel that needs more local memory a thread than the context's stack limit would make
@@ -182,8 +182,8 @@ TEST_F(DecodeLaunches, ACapturingStreamNeedsAPreparedProblem) {
   size_t workspace_bytes = 0;
   void* workspace = fake_pointer<void>(10);
   // Not prepared: nothing may be compiled or loaded while a graph is being captured.
-  const Status status =
-      context->decode(valid_problem(), valid_args(valid_problem(), 1), workspace, 1 << 30, nullptr);
+  const Status status = context->decode(valid_problem(), valid_args(valid_problem(), 1), nullptr,
+                                        workspace, 1 << 30, nullptr);
   EXPECT_EQ(status.code(), SMLA_ERR_NOT_READY);
   EXPECT_NE(status.message().find("call smla_prepare first"), std::string::npos)
       << status.message();
@@ -191,7 +191,7 @@ TEST_F(DecodeLaunches, ACapturingStreamNeedsAPreparedProblem) {
   EXPECT_TRUE(fake_->launches.empty());
   // Prepared: the call is captured like any other.
   ASSERT_TRUE(context->prepare(valid_problem(), kMaxRows, &workspace_bytes));
-  EXPECT_TRUE(context->decode(valid_problem(), valid_args(valid_problem(), 1), workspace,
+  EXPECT_TRUE(context->decode(valid_problem(), valid_args(valid_problem(), 1), nullptr, workspace,
                               workspace_bytes, nullptr));
   EXPECT_FALSE(fake_->launches.empty());
 }

@@ -65,8 +65,9 @@ class DecodeTunedOnFake : public FakeDriverTest {
     size_t workspace_bytes = 0;
     EXPECT_TRUE(context->prepare(valid_problem(), rows, &workspace_bytes));
     fake_->launches.clear();
-    const Status status = context->decode(valid_problem(), valid_args(valid_problem(), rows),
-                                          fake_pointer<void>(10), workspace_bytes, nullptr);
+    const Status status =
+        context->decode(valid_problem(), valid_args(valid_problem(), rows), nullptr,
+                        fake_pointer<void>(10), workspace_bytes, nullptr);
     EXPECT_TRUE(status) << status.message();
     return fake_->launches.empty() ? 0 : fake_->launches[0].shared_bytes;
   }

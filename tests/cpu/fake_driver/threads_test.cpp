@@ -58,7 +58,8 @@ Status run_thread(Context& context, int t) {
   for (int i = 0; i < kCallsPerThread; ++i) {
     const smla_problem& p = problems[i % problems.size()];
     const int rows = 1 + (i * 7 + t) % kMaxRows;
-    SMLA_TRY(context.decode(p, valid_args(p, rows), fake_pointer<void>(10), workspace, nullptr));
+    SMLA_TRY(context.decode(p, valid_args(p, rows), nullptr, fake_pointer<void>(10), workspace,
+                            nullptr));
   }
   return ok_status();
 }

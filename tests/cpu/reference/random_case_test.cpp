@@ -169,8 +169,8 @@ TEST(RandomCase, DeterministicPerSeed) {
 // The tables look like DSv4 and carry every kind of trap.
 TEST(RandomCase, TablesLikeDsv4WithTraps) {
   CaseSpec spec = small_spec(SMLA_KV_BF16, SMLA_BF16, 2, 64, 9);
-  spec.problem.sources[0] = {SMLA_SOURCE_LIST, 8, 16};
-  spec.problem.sources[1] = {SMLA_SOURCE_LIST, 4, 32};
+  spec.problem.sources[0] = {SMLA_SOURCE_LIST, 8, 16, 0};
+  spec.problem.sources[1] = {SMLA_SOURCE_LIST, 4, 32, 0};
   const HostCase c = make_random_case(spec);
   int consecutive = 0, window_pairs = 0, invalid = 0, duplicates = 0, traps = 0;
   std::set<int32_t> distinct_entries;

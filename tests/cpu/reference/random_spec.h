@@ -14,8 +14,8 @@ inline CaseSpec small_spec(smla_kv_layout layout, smla_dtype q_dtype, int heads,
   spec.problem.kv_layout = layout;
   spec.problem.q_len = 1;
   spec.problem.num_sources = 2;
-  spec.problem.sources[0] = {SMLA_SOURCE_LIST, seed % 2 == 0 ? 256 : 2, 32};
-  spec.problem.sources[1] = {SMLA_SOURCE_LIST, seed % 2 == 0 ? 64 : 3, 48};
+  spec.problem.sources[0] = {SMLA_SOURCE_LIST, seed % 2 == 0 ? 256 : 2, 32, 0};
+  spec.problem.sources[1] = {SMLA_SOURCE_LIST, seed % 2 == 0 ? 64 : 3, 48, 0};
   spec.problem.has_sink = 1;
   spec.problem.want_lse = 1;
   spec.num_rows = rows;

@@ -54,7 +54,7 @@ void fill_source(const TinyCase& tiny, int s, TinyBuffers& buffers) {
   const int64_t pages =
       source.num_pages != 0 ? source.num_pages : (tokens + source.page_size - 1) / source.page_size;
   const int64_t page_stride = smla_min_page_stride(tiny.layout, source.page_size);
-  buffers.problem.sources[s] = {SMLA_SOURCE_LIST, source.page_size, width};
+  buffers.problem.sources[s] = {SMLA_SOURCE_LIST, source.page_size, width, 0};
 
   std::vector<uint8_t>& cache = buffers.caches[s];
   cache.assign(pages * page_stride, 0);

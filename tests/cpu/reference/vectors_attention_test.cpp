@@ -68,7 +68,7 @@ void load_call(const json& c, VectorCall& call) {
   for (int s = 0; s < call.problem.num_sources; ++s) {
     const json& source = c["sources"][s];
     const int width = source["width"];
-    call.problem.sources[s] = {SMLA_SOURCE_LIST, source["page_size"].get<int>(), width};
+    call.problem.sources[s] = {SMLA_SOURCE_LIST, source["page_size"].get<int>(), width, 0};
     call.caches[s] = hex_bytes(source["cache_hex"]);
     for (const json& row : source["indices"]) {
       for (const json& index : row) call.indices[s].push_back(index.get<int32_t>());

@@ -67,10 +67,10 @@ TEST_F(ContextDecodeWithoutDevice, ValidatesThenReportsNoDevice) {
   const smla_args args = host_args(problem, 4, &host);
   const int32_t cu_seqlens_q[] = {0, 1, 4};
   const int32_t kv_lens[] = {100, 300};
-  const smla_varlen varlen{2, cu_seqlens_q, kv_lens};
+  const smla_varlen varlen{2, cu_seqlens_q, kv_lens, nullptr, nullptr};
   {
     SCOPED_TRACE("a valid call");
-    expect_status(smla_decode(context.get(), &problem, &args, nullptr, 0, nullptr),
+    expect_status(smla_decode(context.get(), &problem, &args, nullptr, nullptr, 0, nullptr),
                   SMLA_ERR_NO_DEVICE, "no GPU");
     expect_status(smla_prefill(context.get(), &problem, &args, &varlen, nullptr, 0, nullptr),
                   SMLA_ERR_NO_DEVICE, "no GPU");
@@ -79,31 +79,31 @@ TEST_F(ContextDecodeWithoutDevice, ValidatesThenReportsNoDevice) {
     SCOPED_TRACE("an empty call");
     smla_args empty = args;
     empty.num_rows = 0;
-    EXPECT_EQ(smla_decode(context.get(), &problem, &empty, nullptr, 0, nullptr), SMLA_OK)
+    EXPECT_EQ(smla_decode(context.get(), &problem, &empty, nullptr, nullptr, 0, nullptr), SMLA_OK)
         << smla_last_error();
   }
   {
     SCOPED_TRACE("invalid arguments are reported, not NO_DEVICE");
     smla_args bad = args;
     bad.q = nullptr;
-    expect_status(smla_decode(context.get(), &problem, &bad, nullptr, 0, nullptr),
+    expect_status(smla_decode(context.get(), &problem, &bad, nullptr, nullptr, 0, nullptr),
                   SMLA_ERR_INVALID_ARGUMENT, "args.q");
     bad = args;
     bad.out = static_cast<char*>(args.out) + 2;
-    expect_status(smla_decode(context.get(), &problem, &bad, nullptr, 0, nullptr),
+    expect_status(smla_decode(context.get(), &problem, &bad, nullptr, nullptr, 0, nullptr),
                   SMLA_ERR_INVALID_ARGUMENT, "args.out");
     bad = args;
     bad.sources[1].index_row_stride = problem.sources[1].width - 1;
-    expect_status(smla_decode(context.get(), &problem, &bad, nullptr, 0, nullptr),
+    expect_status(smla_decode(context.get(), &problem, &bad, nullptr, nullptr, 0, nullptr),
                   SMLA_ERR_INVALID_ARGUMENT, "index_row_stride");
-    expect_status(smla_decode(context.get(), &problem, &args, nullptr, 64, nullptr),
+    expect_status(smla_decode(context.get(), &problem, &args, nullptr, nullptr, 64, nullptr),
                   SMLA_ERR_INVALID_ARGUMENT, "workspace");
     smla_problem bad_problem = problem;
     bad_problem.num_heads = 129;
-    expect_status(smla_decode(context.get(), &bad_problem, &args, nullptr, 0, nullptr),
+    expect_status(smla_decode(context.get(), &bad_problem, &args, nullptr, nullptr, 0, nullptr),
                   SMLA_ERR_INVALID_ARGUMENT, "num_heads = 129");
     const int32_t short_seqlens[] = {0, 1, 3};
-    const smla_varlen bad_varlen{2, short_seqlens, kv_lens};
+    const smla_varlen bad_varlen{2, short_seqlens, kv_lens, nullptr, nullptr};
     expect_status(smla_prefill(context.get(), &problem, &args, &bad_varlen, nullptr, 0, nullptr),
                   SMLA_ERR_INVALID_ARGUMENT, "cu_seqlens_q");
   }

@@ -24,7 +24,8 @@ TEST(NullArguments, AreInvalidArgumentsNamedInTheMessage) {
     SCOPED_TRACE("no context");
     expect_invalid(smla_context_create(nullptr, nullptr), "ctx = NULL");
     expect_invalid(smla_prepare(nullptr, &problem, 1, &workspace), "ctx = NULL");
-    expect_invalid(smla_decode(nullptr, &problem, &empty, nullptr, 0, nullptr), "ctx = NULL");
+    expect_invalid(smla_decode(nullptr, &problem, &empty, nullptr, nullptr, 0, nullptr),
+                   "ctx = NULL");
     expect_invalid(smla_prefill(nullptr, &problem, &empty, &varlen, nullptr, 0, nullptr),
                    "ctx = NULL");
     EXPECT_EQ(smla_context_destroy(nullptr), SMLA_OK);
@@ -40,11 +41,13 @@ TEST(NullArguments, AreInvalidArgumentsNamedInTheMessage) {
     SCOPED_TRACE("a context, and a NULL argument");
     expect_invalid(smla_prepare(context, nullptr, 1, &workspace), "problem = NULL");
     expect_invalid(smla_prepare(context, &problem, 1, nullptr), "workspace_bytes = NULL");
-    expect_invalid(smla_decode(context, nullptr, &empty, nullptr, 0, nullptr), "problem = NULL");
-    expect_invalid(smla_decode(context, &problem, nullptr, nullptr, 0, nullptr), "args = NULL");
+    expect_invalid(smla_decode(context, nullptr, &empty, nullptr, nullptr, 0, nullptr),
+                   "problem = NULL");
+    expect_invalid(smla_decode(context, &problem, nullptr, nullptr, nullptr, 0, nullptr),
+                   "args = NULL");
     expect_invalid(smla_prefill(context, &problem, &empty, nullptr, nullptr, 0, nullptr),
                    "varlen = NULL");
-    expect_invalid(smla_decode(context, &problem, &empty, nullptr, 16, nullptr),
+    expect_invalid(smla_decode(context, &problem, &empty, nullptr, nullptr, 16, nullptr),
                    "workspace = NULL");
   }
   EXPECT_EQ(smla_context_destroy(context), SMLA_OK);

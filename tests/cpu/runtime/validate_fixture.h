@@ -48,8 +48,8 @@ inline smla_problem valid_problem() {
   problem.kv_layout = SMLA_KV_FP8_PACKED;
   problem.q_len = 1;
   problem.num_sources = 2;
-  problem.sources[0] = {SMLA_SOURCE_LIST, 256, 128};
-  problem.sources[1] = {SMLA_SOURCE_LIST, 64, 512};
+  problem.sources[0] = {SMLA_SOURCE_LIST, 256, 128, 0};
+  problem.sources[1] = {SMLA_SOURCE_LIST, 64, 512, 0};
   problem.has_sink = 1;
   problem.want_lse = 1;
   return problem;

@@ -124,22 +124,36 @@ TEST(ValidateProblem, FlagsAreZeroOrOne) {
 TEST(ValidateProblem, UnusedSourceIsIgnored) {
   smla_problem problem = valid_problem();
   problem.num_sources = 1;
-  problem.sources[1] = {SMLA_SOURCE_LIST, 0, -5};
+  problem.sources[1] = {SMLA_SOURCE_LIST, 0, -5, 0};
   store_enum_bits(&problem.sources[1].kind, 77);
   EXPECT_TRUE(IsOk(validate(problem)));
-  problem.sources[1].kind = SMLA_SOURCE_WINDOW;  // reserved, but unused
+  problem.sources[1].kind = SMLA_SOURCE_PREFIX;  // ratio 0, but unused
   EXPECT_TRUE(IsOk(validate(problem)));
 }
 
-TEST(ValidateProblem, ReservedKindsAreUnsupported) {
+TEST(ValidateProblem, PrefixTakesARatio) {
+  smla_problem problem = valid_problem();
+  problem.sources[1] = {SMLA_SOURCE_PREFIX, 2, 8192, 128};  // HCA
+  EXPECT_TRUE(IsOk(validate(problem)));
+  for (int bad : {0, -1, 65537}) {
+    problem.sources[1].ratio = bad;
+    EXPECT_TRUE(IsInvalid(validate(problem),
+                          {"problem.sources[1].ratio = " + std::to_string(bad), "[1, 65536]"}));
+  }
+  problem.sources[1].ratio = 1;
+  EXPECT_TRUE(IsOk(validate(problem)));
+}
+
+TEST(ValidateProblem, OnlyAPrefixHasARatio) {
   smla_problem problem = valid_problem();
   problem.sources[0].kind = SMLA_SOURCE_WINDOW;
-  EXPECT_TRUE(IsError(validate(problem), SMLA_ERR_UNSUPPORTED,
-                      {"problem.sources[0].kind", "SMLA_SOURCE_WINDOW", "not implemented yet"}));
-  problem.sources[0].kind = SMLA_SOURCE_LIST;
-  problem.sources[1].kind = SMLA_SOURCE_PREFIX;
-  EXPECT_TRUE(IsError(validate(problem), SMLA_ERR_UNSUPPORTED,
-                      {"problem.sources[1].kind", "SMLA_SOURCE_PREFIX", "not implemented yet"}));
+  EXPECT_TRUE(IsOk(validate(problem)));
+  problem.sources[0].ratio = 4;
+  EXPECT_TRUE(IsInvalid(validate(problem), {"problem.sources[0].ratio = 4",
+                                            "must be 0 unless the source is a prefix"}));
+  problem.sources[0] = valid_problem().sources[0];
+  problem.sources[1].ratio = 4;  // a list
+  EXPECT_TRUE(IsInvalid(validate(problem), {"problem.sources[1].ratio = 4"}));
 }
 
 // The kernels address tokens inside a page in 32-bit arithmetic: a page of 2 GiB or more is

@@ -1,4 +1,5 @@
-// validate_varlen: the host arrays of a prefill call (cu_seqlens_q, kv_lens).
+// The varlen description's host arrays (cu_seqlens_q, kv_lens), checked by validate_args
+// whenever one is given, and prefill's requirement of one.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,7 +16,7 @@ struct Prefill {
     varlen.cu_seqlens_q = cu_seqlens_q.data();
     varlen.kv_lens = kv_lens.data();
   }
-  Status validate() const { return validate_varlen(call.args, &varlen); }
+  Status validate() const { return validate_args(call.problem, &call.args, &varlen); }
 
   Call call{valid_problem(), 8};
   std::vector<int32_t> cu_seqlens_q = {0, 3, 3, 8};
@@ -30,15 +31,19 @@ TEST(ValidateVarlen, ValidPrefillPasses) {
 }
 
 TEST(ValidateVarlen, NullIsRejected) {
-  EXPECT_TRUE(IsInvalid(validate_varlen(Call().args, nullptr), {"varlen = NULL"}));
-  // Also with no rows: it is a required argument of smla_prefill.
-  EXPECT_TRUE(
-      IsInvalid(validate_varlen(Call(valid_problem(), 0).args, nullptr), {"varlen = NULL"}));
+  // A required argument of smla_prefill, even with no rows.
+  EXPECT_TRUE(IsInvalid(require_varlen(nullptr), {"varlen = NULL"}));
+  const smla_varlen varlen{};
+  EXPECT_TRUE(IsOk(require_varlen(&varlen)));
+  // smla_decode of list sources needs none.
+  const Call call;
+  EXPECT_TRUE(IsOk(validate_args(call.problem, &call.args, nullptr)));
 }
 
 TEST(ValidateVarlen, ZeroRowsIgnoresTheFields) {
   const smla_varlen varlen{};  // no requests, NULL arrays
-  EXPECT_TRUE(IsOk(validate_varlen(Call(valid_problem(), 0).args, &varlen)));
+  const Call call(valid_problem(), 0);
+  EXPECT_TRUE(IsOk(validate_args(call.problem, &call.args, &varlen)));
 }
 
 TEST(ValidateVarlen, AtLeastOneRequest) {
@@ -48,6 +53,14 @@ TEST(ValidateVarlen, AtLeastOneRequest) {
     EXPECT_TRUE(
         IsInvalid(prefill.validate(), {"varlen.num_requests = " + std::to_string(bad), ">= 1"}));
   }
+}
+
+TEST(ValidateVarlen, NoMoreRequestsThanRows) {
+  Prefill prefill;
+  prefill.call.args.num_rows = 2;
+  prefill.varlen.num_requests = 3;
+  EXPECT_TRUE(
+      IsInvalid(prefill.validate(), {"varlen.num_requests = 3", "must be <= args.num_rows = 2"}));
 }
 
 TEST(ValidateVarlen, CuSeqlensRequiredAndAligned) {
@@ -87,14 +100,20 @@ TEST(ValidateVarlen, CuSeqlensEndsAtNumRows) {
   }
 }
 
-TEST(ValidateVarlen, KvLensRequiredAndNonNegative) {
+TEST(ValidateVarlen, KvLensRequiredAndAtLeastTheNewRows) {
   Prefill prefill;
   prefill.varlen.kv_lens = nullptr;
   EXPECT_TRUE(IsInvalid(prefill.validate(), {"varlen.kv_lens = NULL"}));
   prefill.varlen.kv_lens = prefill.kv_lens.data();
-  prefill.kv_lens[1] = -1;
-  EXPECT_TRUE(IsInvalid(prefill.validate(), {"varlen.kv_lens[1] = -1", ">= 0"}));
+  prefill.kv_lens[1] = -1;  // a request without rows
+  EXPECT_TRUE(
+      IsInvalid(prefill.validate(), {"varlen.kv_lens[1] = -1", "must be >= the request's 0 rows"}));
   prefill.kv_lens[1] = 0;
+  EXPECT_TRUE(IsOk(prefill.validate()));
+  prefill.kv_lens[2] = 4;  // 5 new rows cannot sit in 4 tokens
+  EXPECT_TRUE(
+      IsInvalid(prefill.validate(), {"varlen.kv_lens[2] = 4", "must be >= the request's 5 rows"}));
+  prefill.kv_lens[2] = 5;  // no cached prefix
   EXPECT_TRUE(IsOk(prefill.validate()));
 }
 
@@ -103,7 +122,7 @@ TEST(ValidateVarlen, ReadsOnlyNumRequestsEntries) {
   Prefill prefill;
   prefill.cu_seqlens_q = {0, 8};
   prefill.kv_lens = {10};
-  prefill.varlen = {1, prefill.cu_seqlens_q.data(), prefill.kv_lens.data()};
+  prefill.varlen = {1, prefill.cu_seqlens_q.data(), prefill.kv_lens.data(), nullptr, nullptr};
   EXPECT_TRUE(IsOk(prefill.validate()));
 }
 

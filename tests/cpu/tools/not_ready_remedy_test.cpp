@@ -50,7 +50,7 @@ TEST(NotReady, TheMessageIsTheBuildCommand) {
   problem.kv_layout = SMLA_KV_FP8_PACKED;
   problem.q_len = 1;
   problem.num_sources = 1;
-  problem.sources[0] = smla_source_desc{SMLA_SOURCE_LIST, 64, 128};
+  problem.sources[0] = smla_source_desc{SMLA_SOURCE_LIST, 64, 128, 0};
   problem.has_sink = 1;
 
   std::string message;

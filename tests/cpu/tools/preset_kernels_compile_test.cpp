@@ -5,7 +5,7 @@
 // template or plan change that breaks one arch or spills on one shape fails here, on a CPU
 // machine. The other KV layouts and fp8 q, which the kernel family supports but no preset
 // uses, are compiled for one Flash and one Pro preset, for sm_90a and sm_100a (and fp8 q for
-// sm_120a).
+// sm_120a); window and prefix sources for every arch.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,7 +30,6 @@ const std::vector<const char*> kArchs = {"sm_90a", "sm_100a", "sm_103a", "sm_120
 // compiles the source of sm_100a, sm_121a that of sm_120a but for the plan's wave.
 const std::vector<const char*> kFamilyArchs = {"sm_90a", "sm_100a", "sm_120a"};
 constexpr int kMaxContext = 131072;  // the presets' default: HCA width 1024
-
 
 // The kernels smla_prepare loads for `problem` on `archs`, keyed by text so shared kernels
 // compile once.
@@ -180,6 +179,26 @@ TEST_P(OtherLayoutsCompile, AndFp8Queries) {
 
 INSTANTIATE_TEST_SUITE_P(OneArchOfEachFamily, OtherLayoutsCompile,
                          ::testing::Values("sm_90a", "sm_100a", "sm_120a"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+
+class StructuredSourcesCompile : public ::testing::TestWithParam<const char*> {};
+
+// Window and prefix sources change only how a row finds its entries, on every kernel path: the
+// HCA layer as a window and a ratio-128 prefix at 16 heads (entries-on-M) and 128 (heads-on-M,
+// and wgmma on sm_90a), and CSA's window beside its top-k list at 64 heads.
+TEST_P(StructuredSourcesCompile, WindowAndPrefix) {
+  const std::string arch = GetParam();
+  std::map<std::string, KernelKey> keys;
+  for (const int heads : {16, 128}) {
+    add_kernels(test::dsv4_structured_problem(heads, 2, 1024, 128), {arch.c_str()}, &keys);
+  }
+  add_kernels(test::dsv4_structured_problem(64, 64, 512, 0), {arch.c_str()}, &keys);
+  EXPECT_GT(compile_and_check("structured sources on " + arch, keys), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryArch, StructuredSourcesCompile, ::testing::ValuesIn(kArchs),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            return std::string(info.param);
                          });
