@@ -172,6 +172,19 @@ Status get_optional(const Json& object, const char* key, const T& fallback,
   return ok_status();
 }
 
+// "list" (the default), "window" or "prefix" (docs/semantics.md); a prefix also needs "ratio".
+Status parse_source_kind(const std::string& text, const std::string& where,
+                         smla_source_kind* kind) {
+  for (const smla_source_kind k : {SMLA_SOURCE_LIST, SMLA_SOURCE_WINDOW, SMLA_SOURCE_PREFIX}) {
+    if (text == source_kind_name(k)) {
+      *kind = k;
+      return ok_status();
+    }
+  }
+  return error(SMLA_ERR_INVALID_ARGUMENT, "{} = \"{}\": expected list, window or prefix", where,
+               text);
+}
+
 Status parse_deployment(const Json& j, const std::string& path, Deployment* deployment) {
   SMLA_TRY(check_keys(
       j, {"name", "heads", "q_dtype", "kv_layout", "has_sink", "want_lse", "q_lens", "layers"},
@@ -232,7 +245,7 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
     layer.problem.num_sources = static_cast<int>(sources.size());
     for (int s = 0; s < layer.problem.num_sources; ++s) {
       const std::string at = field(where, fmt::format("sources[{}]", s));
-      SMLA_TRY(check_keys(sources[s], {"page_size", "width"}, at));
+      SMLA_TRY(check_keys(sources[s], {"page_size", "width", "kind", "ratio"}, at));
       smla_source_desc& source = layer.problem.sources[s];
       source = {SMLA_SOURCE_LIST, 0, 0, 0};
       for (const auto& [key, value] :
@@ -241,6 +254,11 @@ Status parse_deployment(const Json& j, const std::string& path, Deployment* depl
           return error(SMLA_ERR_INVALID_ARGUMENT, "{}: no \"{}\"", at, key);
         }
         SMLA_TRY(get_int(sources[s].at(key), field(at, key), value));
+      }
+      SMLA_TRY(get_optional<std::string>(sources[s], "kind", "list", field(at, "kind"), &text));
+      SMLA_TRY(parse_source_kind(text, field(at, "kind"), &source.kind));
+      if (sources[s].contains("ratio")) {
+        SMLA_TRY(get_int(sources[s].at("ratio"), field(at, "ratio"), &source.ratio));
       }
     }
     d.layers.push_back(layer);

@@ -45,8 +45,14 @@ Status with_build_hint(const Status& missing, const smla_problem& p, const ArchS
                        const std::string& cache_path) {
   std::string sources;
   for (int s = 0; s < p.num_sources; ++s) {
-    sources += fmt::format("{}{{\"page_size\": {}, \"width\": {}}}", s > 0 ? ", " : "",
-                           p.sources[s].page_size, p.sources[s].width);
+    const smla_source_desc& desc = p.sources[s];
+    std::string kind;
+    if (desc.kind != SMLA_SOURCE_LIST) {
+      kind = fmt::format(", \"kind\": \"{}\"", source_kind_name(desc.kind));
+    }
+    if (desc.kind == SMLA_SOURCE_PREFIX) kind += fmt::format(", \"ratio\": {}", desc.ratio);
+    sources += fmt::format("{}{{\"page_size\": {}, \"width\": {}{}}}", s > 0 ? ", " : "",
+                           desc.page_size, desc.width, kind);
   }
   const std::string cache = cache_path.empty() ? "FILE" : cache_path;
   const std::string then =

@@ -15,8 +15,7 @@ namespace smla::cli_test {
 namespace {
 
 // The text of `message` between `open` and `close` ("" if absent).
-std::string between(const std::string& message, const std::string& open,
-                    const std::string& close) {
+std::string between(const std::string& message, const std::string& open, const std::string& close) {
   const size_t start = message.find(open);
   if (start == std::string::npos) return "";
   const size_t end = message.find(close, start + open.size());
@@ -41,18 +40,10 @@ smla_status prepare_forbidden(const std::string& db, const smla_problem& problem
   return status;
 }
 
-TEST(NotReady, TheMessageIsTheBuildCommand) {
+// Runs the remedy of `problem`'s NOT_READY and prepares it again.
+void expect_remedy_prepares(const smla_problem& problem) {
   TempDir dir;
   const std::string db = dir.file("cache.sqlite");
-  smla_problem problem{};
-  problem.num_heads = 8;
-  problem.q_dtype = SMLA_BF16;
-  problem.kv_layout = SMLA_KV_FP8_PACKED;
-  problem.q_len = 1;
-  problem.num_sources = 1;
-  problem.sources[0] = smla_source_desc{SMLA_SOURCE_LIST, 64, 128, 0};
-  problem.has_sink = 1;
-
   std::string message;
   ASSERT_EQ(prepare_forbidden(db, problem, &message), SMLA_ERR_NOT_READY) << message;
   const std::string command = between(message, "`smla ", "`");
@@ -68,6 +59,29 @@ TEST(NotReady, TheMessageIsTheBuildCommand) {
   ASSERT_EQ(build.exit_code, 0) << command << "\n" << build.err;
 
   EXPECT_EQ(prepare_forbidden(db, problem, &message), SMLA_OK) << message;
+}
+
+smla_problem window_problem() {
+  smla_problem problem{};
+  problem.num_heads = 8;
+  problem.q_dtype = SMLA_BF16;
+  problem.kv_layout = SMLA_KV_FP8_PACKED;
+  problem.q_len = 1;
+  problem.num_sources = 1;
+  problem.sources[0] = smla_source_desc{SMLA_SOURCE_LIST, 64, 128, 0};
+  problem.has_sink = 1;
+  return problem;
+}
+
+TEST(NotReady, TheMessageIsTheBuildCommand) { expect_remedy_prepares(window_problem()); }
+
+// The deployment it spells out keeps window and prefix sources (their kernels differ).
+TEST(NotReady, TheMessageKeepsStructuredSources) {
+  smla_problem problem = window_problem();
+  problem.sources[0].kind = SMLA_SOURCE_WINDOW;
+  problem.num_sources = 2;
+  problem.sources[1] = smla_source_desc{SMLA_SOURCE_PREFIX, 2, 64, 128};
+  expect_remedy_prepares(problem);
 }
 
 }  // namespace
