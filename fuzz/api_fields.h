@@ -87,6 +87,7 @@ inline std::optional<ShownValue> problem_field(const smla_problem* p, const Fiel
     if (f.member == "kind") return shown(s.kind);
     if (f.member == "page_size") return shown(s.page_size);
     if (f.member == "width") return shown(s.width);
+    if (f.member == "ratio") return shown(s.ratio);
     return std::nullopt;
   }
   if (f.index >= 0) return std::nullopt;
@@ -137,8 +138,9 @@ inline std::optional<ShownValue> entry(const int32_t* array, size_t entries, int
   return shown(array[index]);
 }
 
-inline std::optional<ShownValue> varlen_field(const PassedCall& call, const FieldPath& f) {
-  const smla_varlen* v = call.varlen;
+// `v`: the varlen the call took (decode: NULL).
+inline std::optional<ShownValue> varlen_field(const smla_varlen* v, const PassedCall& call,
+                                              const FieldPath& f) {
   if (f.field.empty()) return shown(v);
   if (!v || !f.member.empty()) return std::nullopt;
   if (f.field == "num_requests" && f.index < 0) return shown(v->num_requests);
@@ -148,6 +150,9 @@ inline std::optional<ShownValue> varlen_field(const PassedCall& call, const Fiel
   if (f.field == "kv_lens") {
     return f.index < 0 ? shown(v->kv_lens) : entry(v->kv_lens, call.kv_entries, f.index);
   }
+  if (f.index >= 0) return std::nullopt;
+  if (f.field == "device_cu_seqlens_q") return shown(v->device_cu_seqlens_q);
+  if (f.field == "device_kv_lens") return shown(v->device_kv_lens);
   return std::nullopt;
 }
 
@@ -164,7 +169,9 @@ inline std::optional<ShownValue> field_value(ApiCall api, const PassedCall& call
     return std::nullopt;
   }
   if (f->root == "args") return args_field(call.args, *f);
-  if (f->root == "varlen" && api == ApiCall::kPrefill) return varlen_field(call, *f);
+  if (f->root == "varlen") {
+    return varlen_field(api == ApiCall::kPrefill ? call.varlen : nullptr, call, *f);
+  }
   if (f->root == "workspace" && plain) return shown(call.workspace);
   if (f->root == "workspace_bytes" && plain) return shown(call.workspace_bytes);
   return std::nullopt;

@@ -110,6 +110,7 @@ struct VarlenInput {
   int32_t num_requests = 0;  // as passed, except that more than kMaxRequests is clamped to it
   HostArray cu_seqlens_q, kv_lens;
   std::vector<int32_t> cu_values, kv_values;  // what the arrays hold (documented sizes)
+  FakePointer device_cu_seqlens_q, device_kv_lens;
 };
 
 // Bit `i` of `null_arguments` passes NULL for the problem (0), the args (1) or the varlen (2).
@@ -202,6 +203,10 @@ void io_call(Io& io, ApiInput* in) {
   io_pointer(io, &in->workspace);
   io.field(&in->workspace_bytes);
   io_varlen(io, &in->varlen);
+  // Fields added after the first corpus, last, so that its seeds still decode as written.
+  for (smla_source_desc& source : in->problem.sources) io.field(&source.ratio);
+  io_pointer(io, &in->varlen.device_cu_seqlens_q);
+  io_pointer(io, &in->varlen.device_kv_lens);
 }
 
 }  // namespace smla::fuzz

@@ -96,6 +96,17 @@ std::vector<Seed> seeds() {
   hca.workspace = buffer(10);
   hca.workspace_bytes = uint64_t{1} << 20;
   all.push_back({"flash-tp1-hca-workspace-sm103a-variant", hca});
+  // Pro at TP 8, HCA as a window and a ratio-128 prefix read through block tables, prefill of
+  // two requests on sm_90a.
+  ApiInput structured =
+      valid_call(context_index(1, false), test::dsv4_structured_problem(16, 2, 1024, 128), 8, 2);
+  for (SourceInput& source : structured.args.sources) {
+    source.lengths = {};
+    source.index_row_stride = 8;
+  }
+  structured.varlen.device_cu_seqlens_q = buffer(11);
+  structured.varlen.device_kv_lens = buffer(12);
+  all.push_back({"pro-tp8-hca-structured-sm90a", structured});
   // An empty batch: every field but num_rows is ignored.
   ApiInput empty = valid_call(context_index(5, false), dsv4_window_problem(64), 0, 0);
   all.push_back({"flash-tp1-swa-empty-sm121a", empty});

@@ -122,6 +122,8 @@ struct Call {
     varlen.num_requests = v.num_requests;
     varlen.cu_seqlens_q = host_pointer(v.cu_seqlens_q, cu_seqlens.get());
     varlen.kv_lens = host_pointer(v.kv_lens, kv_lens.get());
+    varlen.device_cu_seqlens_q = static_cast<const int32_t*>(v.device_cu_seqlens_q.address());
+    varlen.device_kv_lens = static_cast<const int32_t*>(v.device_kv_lens.address());
 
     passed.problem = in.null_arguments & 1 ? nullptr : &problem;
     passed.max_rows = in.max_rows;

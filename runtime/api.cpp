@@ -124,8 +124,8 @@ smla_status smla_prefill(smla_context* ctx, const smla_problem* problem, const s
   return guarded([&]() -> smla::Status {
     SMLA_TRY(check_context(ctx));
     SMLA_TRY(smla::validate_problem(problem));
-    SMLA_TRY(smla::require_varlen(varlen));
     SMLA_TRY(smla::validate_args(*problem, args, varlen));
+    SMLA_TRY(smla::require_varlen(varlen));
     SMLA_TRY(smla::validate_workspace(workspace, workspace_bytes));
     // NOTE: prefill runs the decode kernels, each row with its own lists or its own window and
     // prefix of its request's block tables.

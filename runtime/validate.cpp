@@ -489,11 +489,6 @@ Status validate_args(const smla_problem& problem, const smla_args* args,
   const int rows = args->num_rows;
   if (rows == 0) return ok_status();
   const int structured = first_structured_source(problem);
-  if (structured >= 0 && !varlen) {
-    return invalid("varlen = NULL: required when problem.sources[{}].kind is {}", structured,
-                   kind_name(problem.sources[structured]));
-  }
-  if (varlen) SMLA_TRY(check_varlen(problem, *args, *varlen));
   const int heads = problem.num_heads;
   const bool fp8_q = problem.q_dtype == SMLA_FP8_E4M3;
   SMLA_TRY(check_vectors("args.q", args->q, fp8_q ? 1 : 2,
@@ -503,6 +498,15 @@ Status validate_args(const smla_problem& problem, const smla_args* args,
     SMLA_TRY(check_scale("args.q_scale", args->q_scale, " (problem.q_dtype is SMLA_FP8_E4M3)"));
   }
   for (int s = 0; s < problem.num_sources; ++s) {
+    // A block table is checked against the varlen description, so that is checked first; a
+    // call of list sources checks it last, after every argument.
+    if (s == structured) {
+      if (!varlen) {
+        return invalid("varlen = NULL: required when problem.sources[{}].kind is {}", s,
+                       kind_name(problem.sources[s]));
+      }
+      SMLA_TRY(check_varlen(problem, *args, *varlen));
+    }
     SMLA_TRY(check_source(problem, s, args->sources[s], rows, varlen));
   }
   if (problem.kv_layout == SMLA_KV_FP8_UNIFORM) {
@@ -533,6 +537,7 @@ Status validate_args(const smla_problem& problem, const smla_args* args,
       }
     }
   }
+  if (varlen && structured < 0) SMLA_TRY(check_varlen(problem, *args, *varlen));
   return ok_status();
 }
 

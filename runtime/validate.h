@@ -36,7 +36,8 @@ Status validate_args(const smla_problem& problem, const smla_args* args,
 // the form the kernels take it in.
 double score_scale(const smla_problem& problem, const smla_args& args);
 // Prefill's varlen description is required even where no source reads it (its rows are
-// requests' new tokens); validate_args checks its fields.
+// requests' new tokens); validate_args checks its fields. Checked after validate_args, so that
+// prefill rejects bad arguments as decode does.
 Status require_varlen(const smla_varlen* varlen);
 // Assumes `problem`, `args` and `varlen` are valid. The `used_bytes` of the workspace a call
 // writes (its split partials) must not overlap any array the call reads or writes: the partials

@@ -49,6 +49,14 @@ TEST(NullArguments, AreInvalidArgumentsNamedInTheMessage) {
                    "varlen = NULL");
     expect_invalid(smla_decode(context, &problem, &empty, nullptr, nullptr, 16, nullptr),
                    "workspace = NULL");
+    // Arguments first: with a bad argument and no varlen, prefill names the argument, as decode
+    // does (a fuzzer input once had them disagree).
+    smla_args rows = empty;
+    rows.num_rows = 2;
+    expect_invalid(smla_decode(context, &problem, &rows, nullptr, nullptr, 0, nullptr),
+                   "args.q = NULL");
+    expect_invalid(smla_prefill(context, &problem, &rows, nullptr, nullptr, 0, nullptr),
+                   "args.q = NULL");
   }
   EXPECT_EQ(smla_context_destroy(context), SMLA_OK);
 }

@@ -42,9 +42,21 @@ TEST(ValidateStructured, VarlenRequired) {
   EXPECT_TRUE(IsInvalid(validate_args(call.call.problem, &call.call.args, nullptr),
                         {"varlen = NULL", "problem.sources[0].kind is SMLA_SOURCE_WINDOW"}));
   Structured prefix_only;
-  prefix_only.call.problem.sources[0] = valid_problem().sources[0];
+  prefix_only.call.problem.sources[0] = valid_problem().sources[0];  // a list: checked first
+  prefix_only.call.args.sources[0].index_row_stride = 128;
   EXPECT_TRUE(IsInvalid(validate_args(prefix_only.call.problem, &prefix_only.call.args, nullptr),
                         {"varlen = NULL", "problem.sources[1].kind is SMLA_SOURCE_PREFIX"}));
+}
+
+TEST(ValidateStructured, ArgumentsBeforeTheStructuredSourceComeFirst) {
+  // q is checked before the window's varlen, as in a call of list sources; what follows the
+  // window (here the prefix's table) after it.
+  Structured call;
+  call.call.args.q = nullptr;
+  call.varlen.device_kv_lens = nullptr;
+  EXPECT_TRUE(IsInvalid(call.validate(), {"args.q = NULL"}));
+  call.call.args.q = valid_args(call.call.problem).q;
+  EXPECT_TRUE(IsInvalid(call.validate(), {"varlen.device_kv_lens = NULL"}));
 }
 
 TEST(ValidateStructured, DeviceArraysRequiredAndAligned) {

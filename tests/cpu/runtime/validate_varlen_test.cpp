@@ -117,6 +117,15 @@ TEST(ValidateVarlen, KvLensRequiredAndAtLeastTheNewRows) {
   EXPECT_TRUE(IsOk(prefill.validate()));
 }
 
+TEST(ValidateVarlen, ListCallsCheckItAfterEveryArgument) {
+  // As smla_prefill checked it before window and prefix sources existed: a bad argument is
+  // reported the same as by smla_decode, which takes no varlen here.
+  Prefill prefill;
+  prefill.call.args.out = nullptr;
+  prefill.varlen.num_requests = 0;
+  EXPECT_TRUE(IsInvalid(prefill.validate(), {"args.out = NULL"}));
+}
+
 TEST(ValidateVarlen, ReadsOnlyNumRequestsEntries) {
   // One request: only cu[0..1] and kv_lens[0] exist, as ASan checks.
   Prefill prefill;
