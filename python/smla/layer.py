@@ -163,7 +163,7 @@ class SparseAttention:
             args.lse = lse.data_ptr()
         elif lse is not None:
             raise ValueError("lse: given, but the layer was made with want_lse=False")
-        status = self._decode(self.context.handle, self._problem_ref, self._args_ref,
+        status = self._decode(self.context.handle, self._problem_ref, self._args_ref, None,
                               self._workspace_ptr, self.workspace_bytes,
                               _current_stream(d.index))
         if status != _capi.OK:
