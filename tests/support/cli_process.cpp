@@ -13,6 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace smla::cli_test {
 namespace {
@@ -44,30 +47,55 @@ std::string cli_path() {
   return (std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "smla").string();
 }
 
-// In the forked child: redirect, set the environment, drop privileges, exec. Never returns.
-[[noreturn]] void exec_cli(std::string program, const std::vector<std::string>& args,
-                           const CliOptions& options, const std::string& out_path,
-                           const std::string& err_path) {
+// What the child execs, built before fork: the child of a multithreaded parent may only make
+// async-signal-safe calls until it execs (an allocator lock another thread held at the fork
+// stays held in the child, which then hangs in its first malloc: seen under ASan).
+struct ExecPlan {
+  ExecPlan(std::string program, const std::vector<std::string>& args, const CliOptions& options)
+      : program(std::move(program)), args(args) {
+    argv.push_back(this->program.data());
+    for (std::string& arg : this->args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    // The environment less SMLA_CACHE, SMLA_LOG and what the options set, then the options'.
+    const auto overridden = [&](const std::string& entry) {
+      const std::string name = entry.substr(0, entry.find('='));
+      if (name == "SMLA_CACHE" || name == "SMLA_LOG") return true;
+      for (const auto& [set, value] : options.env) {
+        if (set == name) return true;
+      }
+      return false;
+    };
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      if (!overridden(*entry)) env.emplace_back(*entry);
+    }
+    for (const auto& [name, value] : options.env) env.push_back(name + "=" + value);
+    for (std::string& entry : env) envp.push_back(entry.data());
+    envp.push_back(nullptr);
+  }
+
+  std::string program;
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+};
+
+// In the forked child: redirect, drop privileges, exec with the plan's environment. Only
+// async-signal-safe calls. Never returns.
+[[noreturn]] void exec_cli(const ExecPlan& plan, const CliOptions& options,
+                           const std::string& out_path, const std::string& err_path) {
   const int out = open(out_path.c_str(), O_WRONLY | O_TRUNC);
   const int err = open(err_path.c_str(), O_WRONLY | O_TRUNC);
   if (out < 0 || err < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
     _exit(126);
   if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) _exit(126);
-  unsetenv("SMLA_CACHE");
-  unsetenv("SMLA_LOG");
-  for (const auto& [name, value] : options.env) setenv(name.c_str(), value.c_str(), 1);
   if (options.as_nobody && !test::become_nobody_if_root()) {
-    std::fprintf(stderr, "child: cannot become nobody\n");
+    constexpr char kMessage[] = "child: cannot become nobody\n";
+    (void)!write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
     _exit(126);
   }
   if (options.timeout_s > 0) alarm(options.timeout_s);  // kept across exec
-  std::vector<char*> argv;
-  argv.push_back(program.data());
-  std::vector<std::string> copies = args;
-  for (std::string& arg : copies) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  execv(program.c_str(), argv.data());
-  std::fprintf(stderr, "child: cannot exec %s\n", program.c_str());
+  execve(plan.program.c_str(), plan.argv.data(), plan.envp.data());
+  constexpr char kMessage[] = "child: cannot exec the smla CLI\n";
+  (void)!write(STDERR_FILENO, kMessage, sizeof kMessage - 1);
   _exit(127);
 }
 
@@ -79,11 +107,11 @@ nlohmann::json CliResult::json() const {
 
 CliProcess::CliProcess(const std::vector<std::string>& args, const CliOptions& options)
     : out_path_(make_temp_file("out")), err_path_(make_temp_file("err")) {
-  std::string program = cli_path();
+  const ExecPlan plan(cli_path(), args, options);
   std::fflush(nullptr);
   started_ns_ = now_ns();
   pid_ = fork();
-  if (pid_ == 0) exec_cli(std::move(program), args, options, out_path_, err_path_);
+  if (pid_ == 0) exec_cli(plan, options, out_path_, err_path_);
   if (pid_ < 0) ADD_FAILURE() << "fork failed";
 }
 
